@@ -1,0 +1,100 @@
+/**
+ * `npm start`: the demo Tool Service plus a gateway in front of it, with the
+ * curl lines to try it. Gateway arguments pass through
+ * (`npm start -- --config gateway.yaml`); without `--config` the gateway's
+ * embedded default config serves route `demo` from `http://127.0.0.1:3001`.
+ */
+import { startGateway, type Gateway } from '../src/main/gateway.js';
+import { DEMO_TOOL_SERVICE_PORT } from '../src/shared/config/defaults.js';
+import { loadConfig } from '../src/shared/config/load.js';
+import { startDemoToolService } from './demo-tool-service.js';
+
+const EMBEDDED_DEMO_PORT = DEMO_TOOL_SERVICE_PORT;
+
+function readDemoPort(env: NodeJS.ProcessEnv): number {
+  const raw = env['DEMO_TOOL_SERVICE_PORT'];
+  if (raw === undefined || raw === '') return EMBEDDED_DEMO_PORT;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`DEMO_TOOL_SERVICE_PORT must be an integer between 0 and 65535, got "${raw}"`);
+  }
+  return port;
+}
+
+function clientHost(host: string): string {
+  // A wildcard bind is reachable on loopback, and loopback is what the default Host/Origin checks allow.
+  if (host === '' || host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === 'localhost') {
+    return '127.0.0.1';
+  }
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function curlLine(url: string, body: unknown): string {
+  return (
+    `curl -sS ${url} -H 'content-type: application/json' ` +
+    `-H 'accept: application/json, text/event-stream' -d '${JSON.stringify(body)}'`
+  );
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const toolService = await startDemoToolService({ host: '127.0.0.1', port: readDemoPort(process.env) });
+  console.log(`demo tool service listening on ${toolService.url}`);
+  const usesEmbeddedConfig =
+    !argv.some((arg) => arg === '--config' || arg.startsWith('--config=')) && !process.env['MCP_GATEWAY_CONFIG'];
+  if (usesEmbeddedConfig && toolService.port !== EMBEDDED_DEMO_PORT) {
+    console.warn(
+      `warning: the embedded config expects the demo tool service on port ${EMBEDDED_DEMO_PORT}; ` +
+        `pass --config with a route pointing at ${toolService.url}`,
+    );
+  }
+
+  let gateway: Gateway;
+  try {
+    gateway = await startGateway(loadConfig({ argv, env: process.env }));
+  } catch (error) {
+    await toolService.close();
+    throw error;
+  }
+
+  const mcpUrl = `http://${clientHost(gateway.host)}:${gateway.port}/mcp/demo`;
+  console.log(`MCP endpoint: ${mcpUrl}`);
+  console.log('try:');
+  console.log(`  ${curlLine(mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })}`);
+  console.log(
+    `  ${curlLine(mcpUrl, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'hello' } },
+    })}`,
+  );
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      // A second signal means the operator does not want to wait for the drain.
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`${signal}: shutting down`);
+    // Gateway first, so in-flight calls can still reach the tool service while it drains.
+    gateway
+      .close()
+      .finally(() => toolService.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});

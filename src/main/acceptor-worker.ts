@@ -1,0 +1,66 @@
+/**
+ * Entry point of an extra acceptor thread (`workers.acceptors > 1`). It runs
+ * the same {@link Acceptor} as the main thread on the same port; readiness is
+ * pushed to it by the main thread, and metrics scrapes are answered by the
+ * main thread, which owns the aggregation.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger } from '../shared/log.js';
+import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
+import { Acceptor } from './acceptor.js';
+import { ReplyWaiters } from './worker-rpc.js';
+
+if (parentPort === null) throw new Error('acceptor-worker must run as a worker thread');
+const parent = parentPort;
+const data = workerData as AcceptorWorkerData;
+const log = createLogger(data.config.log.level, { thread: `acceptor-${data.acceptorIndex}` });
+let readiness = { status: 503, body: '{"status":"not_ready"}' };
+const scrapes = new ReplyWaiters<string | null>();
+
+const send = (msg: AcceptorToMain): void => parent.postMessage(msg);
+
+const acceptor = new Acceptor({
+  index: data.acceptorIndex,
+  config: data.config,
+  shardPorts: data.shardPorts,
+  log,
+  health: {
+    readiness: () => readiness,
+    metrics: async () => {
+      const { id, promise } = scrapes.create(5_000, null);
+      send({ type: 'metrics-request', requestId: id });
+      const text = await promise;
+      if (text === null) throw new Error('main thread did not answer the metrics request');
+      return { contentType: 'text/plain; version=0.0.4; charset=utf-8', text };
+    },
+  },
+});
+
+parent.on('message', (msg: MainToAcceptor) => {
+  switch (msg.type) {
+    case 'directory':
+      acceptor.applyDirectory(msg.entries);
+      break;
+    case 'readiness':
+      readiness = { status: msg.status, body: msg.body };
+      break;
+    case 'metrics-result':
+      scrapes.settle(msg.requestId, msg.text);
+      break;
+    case 'metrics-collect':
+      void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
+      break;
+    case 'close':
+      void acceptor.close(msg.graceMs).then(() => {
+        for (const p of data.shardPorts) p.close();
+        send({ type: 'closed' });
+        parent.close();
+      });
+      break;
+  }
+});
+
+acceptor.listen(data.config.server.host, data.port).then(
+  () => send({ type: 'listening', acceptorIndex: data.acceptorIndex }),
+  (err: unknown) => send({ type: 'listen-failed', acceptorIndex: data.acceptorIndex, message: String(err) }),
+);

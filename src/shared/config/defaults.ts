@@ -1,0 +1,39 @@
+/**
+ * One DEFAULTS object (the ioredis `RedisOptions.ts` way): the embedded
+ * default runs the gateway against the bundled demo Tool Service with no
+ * Portal or Redis.
+ */
+import type { GatewayConfig } from './schema.js';
+
+/** The port the bundled demo Tool Service listens on for `npm start`. */
+export const DEMO_TOOL_SERVICE_PORT = 3001;
+
+export const DEFAULTS: GatewayConfig = {
+  server: {
+    host: '127.0.0.1',
+    port: 8080,
+    maxBodyBytes: 1024 * 1024,
+    allowedOrigins: null,
+    allowedHosts: null,
+    retryAfterSeconds: 5,
+  },
+  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000 },
+  catalog: {
+    source: 'static',
+    static: {
+      routes: { demo: [{ id: 'demo-tools', baseUrl: `http://127.0.0.1:${DEMO_TOOL_SERVICE_PORT}`, manifestPath: '/manifest' }] },
+    },
+    maxToolsPerRoute: 50,
+    manifestTimeoutMs: 5_000,
+    maxManifestBytes: 8 * 1024 * 1024,
+  },
+  tools: {
+    defaultTimeoutMs: 30_000,
+    maxTimeoutMs: 120_000,
+    maxResponseBytes: 16 * 1024 * 1024,
+    connectionsPerService: 64,
+    allowedExecutionOrigins: [],
+  },
+  health: { readiness: 'initial-load' },
+  log: { level: 'info' },
+};

@@ -1,0 +1,260 @@
+/**
+ * Loads the configuration once at boot: embedded DEFAULTS ← config file
+ * (YAML or JSON) ← environment. Validates with the compiled schema, reports
+ * every problem in one error naming each key, then deep-freezes (fastify's
+ * `initial-config-validation.js` way).
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Compile } from 'typebox/compile';
+import { parse as parseYaml } from 'yaml';
+import { GatewayError, GatewayErrorCode } from '../errors.js';
+import { DEFAULTS } from './defaults.js';
+import { ConfigSchema, ROUTE_KEY_PATTERN, type GatewayConfig } from './schema.js';
+
+const validator = Compile(ConfigSchema);
+const routeKeyRe = new RegExp(ROUTE_KEY_PATTERN);
+
+/** Keys whose value replaces the default wholesale instead of being merged into it. */
+const REPLACED_WHOLE = new Set(['catalog.static.routes']);
+
+/** How an environment variable's text becomes a value. */
+type EnvKind = 'integer' | 'string' | 'list' | 'json';
+
+/** One settable leaf of the configuration and its environment variable. */
+export interface ConfigKey {
+  path: string;
+  env: string;
+  kind: EnvKind;
+}
+
+/** Variables that are not a config leaf but are read by the loader. */
+export const ENV_CONFIG_FILE = 'MCP_GATEWAY_CONFIG';
+const ENV_ALIASES: Record<string, string> = { MCP_GATEWAY_PORT: 'server.port', MCP_GATEWAY_HOST: 'server.host' };
+
+/** Every leaf key of the schema with its environment variable, for docs and the loader. */
+export const CONFIG_KEYS: readonly ConfigKey[] = Object.freeze(collectKeys(ConfigSchema as unknown as SchemaNode, []));
+
+interface SchemaNode {
+  type?: string;
+  properties?: Record<string, SchemaNode>;
+  anyOf?: SchemaNode[];
+  patternProperties?: Record<string, SchemaNode>;
+}
+
+function collectKeys(node: SchemaNode, path: string[]): ConfigKey[] {
+  const dotted = path.join('.');
+  if (node.type === 'object' && node.properties && !REPLACED_WHOLE.has(dotted)) {
+    return Object.entries(node.properties).flatMap(([k, child]) => collectKeys(child, [...path, k]));
+  }
+  return [{ path: dotted, env: envNameFor(path), kind: kindOf(node) }];
+}
+
+function kindOf(node: SchemaNode): EnvKind {
+  if (node.type === 'integer') return 'integer';
+  if (node.type === 'array' || node.anyOf?.some((n) => n.type === 'array')) return 'list';
+  if (node.type === 'object') return 'json';
+  return 'string';
+}
+
+function envNameFor(path: string[]): string {
+  return 'MCP_GATEWAY_' + path.map((p) => p.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_');
+}
+
+/** Inputs to {@link loadConfig}: the process's argv (without node and script) and environment. */
+export interface LoadConfigInput {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Builds the frozen configuration or throws one `GatewayError(CONFIG_INVALID)`
+ * whose `details` name every offending key.
+ */
+export function loadConfig(input: LoadConfigInput): GatewayConfig {
+  const problems: string[] = [];
+  const file = configFilePath(input, problems);
+  let merged: unknown = structuredClone(DEFAULTS);
+  if (file !== undefined) {
+    const fromFile = readConfigFile(file, problems);
+    if (fromFile !== undefined) merged = mergeInto(merged, fromFile, []);
+  }
+  merged = mergeInto(merged, envOverrides(input.env, problems), []);
+  if (problems.length === 0) problems.push(...schemaProblems(merged));
+  if (problems.length === 0) problems.push(...semanticProblems(merged as GatewayConfig));
+  if (problems.length > 0) {
+    throw new GatewayError(GatewayErrorCode.ConfigInvalid, `invalid configuration:\n  - ${problems.join('\n  - ')}`, problems);
+  }
+  const config = merged as GatewayConfig;
+  if (config.workers.shards === 0) config.workers.shards = Math.max(1, availableParallelism() - 1);
+  return deepFreeze(config);
+}
+
+/** Validates an already-assembled object (tests, embedding); same checks as {@link loadConfig}. */
+export function validateConfig(value: unknown): GatewayConfig {
+  const merged = mergeInto(structuredClone(DEFAULTS), value, []);
+  const problems = schemaProblems(merged);
+  if (problems.length === 0) problems.push(...semanticProblems(merged as GatewayConfig));
+  if (problems.length > 0) {
+    throw new GatewayError(GatewayErrorCode.ConfigInvalid, `invalid configuration:\n  - ${problems.join('\n  - ')}`, problems);
+  }
+  const config = merged as GatewayConfig;
+  if (config.workers.shards === 0) config.workers.shards = Math.max(1, availableParallelism() - 1);
+  return deepFreeze(config);
+}
+
+function configFilePath(input: LoadConfigInput, problems: string[]): string | undefined {
+  const i = input.argv.indexOf('--config');
+  if (i >= 0) {
+    const value = input.argv[i + 1];
+    if (value === undefined || value.startsWith('--')) problems.push('--config: a file path is required');
+    return value;
+  }
+  const eq = input.argv.find((a) => a.startsWith('--config='));
+  if (eq !== undefined) return eq.slice('--config='.length);
+  return input.env[ENV_CONFIG_FILE] || undefined;
+}
+
+function readConfigFile(file: string, problems: string[]): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`config file ${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    return undefined;
+  }
+  try {
+    // YAML 1.2 is a superset of JSON, so one parser serves both formats.
+    const value: unknown = parseYaml(text, { maxAliasCount: 100 });
+    if (value === null || value === undefined) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problems.push(`config file ${file}: the top level must be a mapping`);
+      return undefined;
+    }
+    return value;
+  } catch (err) {
+    problems.push(`config file ${file}: not valid YAML/JSON (${(err as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+}
+
+function envOverrides(env: LoadConfigInput['env'], problems: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const byEnv = new Map(CONFIG_KEYS.map((k) => [k.env, k]));
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('MCP_GATEWAY_') || raw === undefined || name === ENV_CONFIG_FILE) continue;
+    const aliasPath = ENV_ALIASES[name];
+    const key = aliasPath !== undefined ? CONFIG_KEYS.find((k) => k.path === aliasPath) : byEnv.get(name);
+    if (key === undefined) {
+      problems.push(`${name}: unknown environment variable (no such config key)`);
+      continue;
+    }
+    const value = parseEnvValue(name, key.kind, raw, problems);
+    if (value !== undefined) setPath(out, key.path.split('.'), value);
+  }
+  return out;
+}
+
+function parseEnvValue(name: string, kind: EnvKind, raw: string, problems: string[]): unknown {
+  switch (kind) {
+    case 'integer': {
+      if (!/^-?\d+$/.test(raw.trim())) {
+        problems.push(`${name}: must be an integer, got ${JSON.stringify(raw)}`);
+        return undefined;
+      }
+      return Number(raw.trim());
+    }
+    case 'list':
+      return raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    case 'json':
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        problems.push(`${name}: must be JSON`);
+        return undefined;
+      }
+    case 'string':
+      return raw;
+  }
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (typeof next === 'object' && next !== null) node = next as Record<string, unknown>;
+    else node = node[segment] = {};
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mergeInto(base: unknown, override: unknown, path: string[]): unknown {
+  if (!isPlainObject(base) || !isPlainObject(override) || REPLACED_WHOLE.has(path.join('.'))) return override;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(override)) {
+    // Own-property copy only: a `__proto__` key in a file must not reach the prototype.
+    Object.defineProperty(out, k, { value: mergeInto(base[k], v, [...path, k]), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+function schemaProblems(value: unknown): string[] {
+  if (validator.Check(value)) return [];
+  const seen = new Map<string, string>();
+  for (const e of validator.Errors(value)) {
+    const key = e.instancePath.split('/').filter(Boolean).join('.') || '(root)';
+    const extra = (e.params as { additionalProperties?: string[] }).additionalProperties;
+    if (e.keyword === 'additionalProperties' && extra) {
+      for (const name of extra) seen.set(key === '(root)' ? name : `${key}.${name}`, 'unknown key');
+      continue;
+    }
+    if (e.keyword === 'boolean') continue; // the additionalProperties error above names the key better
+    if (!seen.has(key)) seen.set(key, e.message);
+  }
+  return [...seen].map(([k, m]) => `${k}: ${m}`);
+}
+
+function semanticProblems(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  if (config.tools.defaultTimeoutMs > config.tools.maxTimeoutMs) {
+    problems.push('tools.defaultTimeoutMs: must not exceed tools.maxTimeoutMs');
+  }
+  for (const origin of config.tools.allowedExecutionOrigins) {
+    if (normaliseOrigin(origin) === null) problems.push(`tools.allowedExecutionOrigins: ${JSON.stringify(origin)} is not an http(s) origin`);
+  }
+  for (const [routeKey, entries] of Object.entries(config.catalog.static.routes)) {
+    const at = `catalog.static.routes.${routeKey}`;
+    if (!routeKeyRe.test(routeKey)) problems.push(`${at}: route key must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`);
+    if (entries.length === 0) problems.push(`${at}: at least one Tool Service is required`);
+    const ids = new Set<string>();
+    entries.forEach((entry, i) => {
+      if (ids.has(entry.id)) problems.push(`${at}[${i}].id: duplicate Tool Service id ${JSON.stringify(entry.id)}`);
+      ids.add(entry.id);
+      if (normaliseOrigin(entry.baseUrl) === null) problems.push(`${at}[${i}].baseUrl: must be an absolute http(s) URL`);
+    });
+  }
+  return problems;
+}
+
+/** `scheme://host:port` of an http(s) URL, or null when it is not one. */
+export function normaliseOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+    return u.origin;
+  } catch {
+    return null;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,97 @@
+/**
+ * The gateway's configuration schema (TypeBox), compiled once at boot.
+ * Every key here is read by something; `docs/configuration.md` documents each
+ * with its default and environment variable, and a contract test keeps the two in step.
+ */
+import Type, { type Static } from 'typebox';
+
+/** Route keys are lowercase DNS labels (SPEC §3). */
+export const ROUTE_KEY_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
+
+/** One Tool Service behind a route, as in the Portal registry document v1. */
+export const ServiceEntrySchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$' }),
+    baseUrl: Type.String({ minLength: 1, maxLength: 2048 }),
+    manifestPath: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, pattern: '^/' })),
+  },
+  { additionalProperties: false },
+);
+export type ServiceEntry = Static<typeof ServiceEntrySchema>;
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const PositiveInt = (min: number, max: number): ReturnType<typeof Type.Integer> => Type.Integer({ minimum: min, maximum: max });
+const StringList = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 1024 });
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ minLength: 1, maxLength: 255 }),
+        port: Port,
+        maxBodyBytes: PositiveInt(256, 64 * 1024 * 1024),
+        /** `null` = derive from the bind address (loopback defaults), see http-policy.ts. */
+        allowedOrigins: Type.Union([StringList, Type.Null()]),
+        allowedHosts: Type.Union([StringList, Type.Null()]),
+        retryAfterSeconds: PositiveInt(1, 3600),
+      },
+      { additionalProperties: false },
+    ),
+    workers: Type.Object(
+      {
+        /** `0` = max(1, cores − 1), resolved at load time. */
+        shards: PositiveInt(0, 256),
+        acceptors: PositiveInt(1, 64),
+        maxPendingCallsPerShard: PositiveInt(1, 1_000_000),
+      },
+      { additionalProperties: false },
+    ),
+    catalog: Type.Object(
+      {
+        source: Type.Literal('static'),
+        static: Type.Object(
+          { routes: Type.Record(Type.String(), Type.Array(ServiceEntrySchema, { maxItems: 256 })) },
+          { additionalProperties: false },
+        ),
+        maxToolsPerRoute: PositiveInt(1, 100_000),
+        manifestTimeoutMs: PositiveInt(1, 600_000),
+        maxManifestBytes: PositiveInt(256, 256 * 1024 * 1024),
+      },
+      { additionalProperties: false },
+    ),
+    tools: Type.Object(
+      {
+        defaultTimeoutMs: PositiveInt(1, 3_600_000),
+        maxTimeoutMs: PositiveInt(1, 3_600_000),
+        maxResponseBytes: PositiveInt(256, 1024 * 1024 * 1024),
+        connectionsPerService: PositiveInt(1, 4096),
+        /** Origins (scheme://host:port) a manifest may point `execution.url` at besides its own. */
+        allowedExecutionOrigins: StringList,
+      },
+      { additionalProperties: false },
+    ),
+    health: Type.Object(
+      { readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]) },
+      { additionalProperties: false },
+    ),
+    log: Type.Object(
+      {
+        level: Type.Union([
+          Type.Literal('fatal'),
+          Type.Literal('error'),
+          Type.Literal('warn'),
+          Type.Literal('info'),
+          Type.Literal('debug'),
+          Type.Literal('trace'),
+          Type.Literal('silent'),
+        ]),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The validated, frozen configuration every thread receives. */
+export type GatewayConfig = Static<typeof ConfigSchema>;
+export type LogLevel = GatewayConfig['log']['level'];

@@ -1,0 +1,68 @@
+/**
+ * Stable error codes. Callers branch on `code`, never on message text
+ * (modelled on undici `lib/core/errors.js`). `docs/contracts/errors.md` lists
+ * every code; a contract test fails when one is missing there.
+ */
+
+/** JSON-RPC 2.0 / MCP error codes used on the wire. */
+export const JsonRpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** Transport-level refusal decided before parsing (403/404/405/406/413/415/503 and header 400s), as the MCP SDK does. */
+  TransportError: -32000,
+} as const;
+export type JsonRpcErrorCode = (typeof JsonRpcErrorCode)[keyof typeof JsonRpcErrorCode];
+
+/** Gateway-internal failure codes (config, catalog, transport). */
+export const GatewayErrorCode = {
+  ConfigInvalid: 'CONFIG_INVALID',
+  ManifestUnreachable: 'MANIFEST_UNREACHABLE',
+  ManifestInvalid: 'MANIFEST_INVALID',
+  RouteEntryInvalid: 'ROUTE_ENTRY_INVALID',
+  ToolNameConflict: 'TOOL_NAME_CONFLICT',
+  ToolCapExceeded: 'TOOL_CAP_EXCEEDED',
+  SnapshotCorrupt: 'SNAPSHOT_CORRUPT',
+  ShardQueueFull: 'SHARD_QUEUE_FULL',
+  ShardUnavailable: 'SHARD_UNAVAILABLE',
+} as const;
+export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
+
+const BRAND = Symbol.for('mcp-route-gateway.GatewayError');
+
+/** Error with a stable `code`; survives duplicated module copies via a `Symbol.for` brand. */
+export class GatewayError extends Error {
+  readonly code: GatewayErrorCode;
+  readonly details: readonly string[];
+  readonly [BRAND] = true;
+
+  constructor(code: GatewayErrorCode, message: string, details: readonly string[] = []) {
+    super(message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Brand check that works across copies of this module (unlike `instanceof`). */
+  static is(value: unknown): value is GatewayError {
+    return typeof value === 'object' && value !== null && (value as { [BRAND]?: boolean })[BRAND] === true;
+  }
+
+  /** Plain `{code, message, details}` for crossing a thread boundary; rebuild with {@link GatewayError.fromWire}. */
+  toWire(): WireError {
+    return { code: this.code, message: this.message, details: [...this.details] };
+  }
+
+  static fromWire(wire: WireError): GatewayError {
+    return new GatewayError(wire.code, wire.message, wire.details);
+  }
+}
+
+/** The structured-clone-safe form of a {@link GatewayError}. */
+export interface WireError {
+  code: GatewayErrorCode;
+  message: string;
+  details: string[];
+}

@@ -1,0 +1,4 @@
+/** The JSON form of one prom-client metric, as sent between threads for aggregation. */
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+
+export type MetricObjectJson = MetricObjectWithValues<MetricValue<string>>;

@@ -1,0 +1,103 @@
+/**
+ * The MCP JSON-RPC core for everything the acceptor answers itself:
+ * `initialize`, `ping`, `tools/list` (from the route snapshot's bytes),
+ * `logging/setLevel`, notifications and every envelope error. `tools/call`
+ * comes back as a `forward` decision for the owning shard. Bytes in,
+ * decision out: no HTTP server, no threads.
+ */
+import { JsonRpcErrorCode } from '../errors.js';
+import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type RequestId } from './jsonrpc.js';
+import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
+import type { Reply } from './reply.js';
+
+/** What the acceptor does with a parsed request. */
+export type Decision =
+  | { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted' }
+  | { kind: 'forward'; method: 'tools/call'; id: RequestId };
+
+/** The part of a route snapshot the acceptor needs: the `tools/list` template. */
+export interface ListSource {
+  readonly listTemplate: Uint8Array;
+}
+
+const decoder = new TextDecoder();
+
+const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+/** `initialize` result text per negotiated revision, built once. */
+const INITIALIZE_RESULTS = new Map<string, string>(
+  SUPPORTED_PROTOCOL_VERSIONS.map((v) => [
+    v,
+    JSON.stringify({ protocolVersion: v, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO, instructions: SERVER_INSTRUCTIONS }),
+  ]),
+);
+
+const ACCEPTED: Reply = { status: 202, body: '' };
+
+function error(id: RequestId | null, code: number, message: string, method = 'invalid'): Decision {
+  return { kind: 'reply', reply: rpcErrorReply(id, code, message), method, outcome: 'rpc_error' };
+}
+
+function ok(method: string, reply: Reply): Decision {
+  return { kind: 'reply', reply, method, outcome: 'ok' };
+}
+
+/** Decides the answer to one request body for a route whose snapshot is `route`. */
+export function answerRequest(body: Uint8Array, route: ListSource): Decision {
+  let message: unknown;
+  try {
+    message = JSON.parse(decoder.decode(body));
+  } catch {
+    return error(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON');
+  }
+  if (Array.isArray(message)) {
+    return error(null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: JSON-RPC batches are not supported');
+  }
+  if (!envelopeValidator.Check(message)) {
+    // A client's answer to a server request: the gateway sends none, so it only acknowledges.
+    if (clientResponseValidator.Check(message) && !('method' in message) && ('result' in message || 'error' in message)) {
+      return { kind: 'reply', reply: ACCEPTED, method: 'response', outcome: 'accepted' };
+    }
+    return error(idOf(message), JsonRpcErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":string,"id"?:string|number,"params"?:object}');
+  }
+  const { id, method, params } = message;
+  if (id === undefined) return { kind: 'reply', reply: ACCEPTED, method, outcome: 'accepted' };
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+    return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params must be an object', method);
+  }
+  const p = params as Record<string, unknown> | undefined;
+  switch (method) {
+    case 'tools/list':
+      // One page holds the whole catalog; a cursor is accepted and ignored (there is no second page).
+      return ok(method, { status: 200, contentType: 'application/json', body: route.listTemplate, bodyTail: encodeId(id) + '}' });
+    case 'tools/call':
+      return { kind: 'forward', method, id };
+    case 'initialize': {
+      const requested = p?.['protocolVersion'];
+      if (typeof requested !== 'string') {
+        return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: initialize needs params.protocolVersion (string)', method);
+      }
+      const version = isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+      return ok(method, resultReply(id, INITIALIZE_RESULTS.get(version) as string));
+    }
+    case 'ping':
+      return ok(method, resultReply(id, '{}'));
+    case 'logging/setLevel': {
+      const level = p?.['level'];
+      if (typeof level !== 'string' || !LOG_LEVELS.has(level)) {
+        return error(id, JsonRpcErrorCode.InvalidParams, `Invalid params: level must be one of ${[...LOG_LEVELS].join(', ')}`, method);
+      }
+      // Stateless: nothing is remembered; a level applies per request through its own _meta (docs/contracts/mcp-endpoint.md).
+      return ok(method, resultReply(id, '{}'));
+    }
+    default:
+      return error(id, JsonRpcErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(method.slice(0, 100))}`, method);
+  }
+}
+
+/** The id of an invalid message when it has a usable one, so the client can correlate the error. */
+function idOf(message: unknown): RequestId | null {
+  if (typeof message !== 'object' || message === null) return null;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}

@@ -1,0 +1,100 @@
+/**
+ * Header rules of the MCP endpoint that are decided before the body is read
+ * or parsed (SPEC §3 "Request rules"): Origin/Host (DNS-rebinding
+ * protection), Content-Type, Accept, MCP-Protocol-Version.
+ */
+import type { GatewayConfig } from '../config/schema.js';
+import { isSupportedProtocolVersion } from './mcp.js';
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** Compiled header policy; built once per acceptor thread from the config. */
+export interface HttpPolicy {
+  readonly maxBodyBytes: number;
+  readonly retryAfterSeconds: number;
+  originAllowed(origin: string): boolean;
+  hostAllowed(host: string): boolean;
+}
+
+/** True when `host` names a loopback interface (the bind address or a Host header's name). */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_NAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** `host[:port]` → lowercase hostname without port, keeping IPv6 brackets. */
+function hostnameOf(hostHeader: string): string {
+  const h = hostHeader.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end < 0 ? h : h.slice(0, end + 1);
+  }
+  const colon = h.indexOf(':');
+  return colon < 0 ? h : h.slice(0, colon);
+}
+
+/**
+ * Builds the policy. With the lists unset and a loopback bind address, exactly
+ * localhost / 127.0.0.1 / [::1] on any port are allowed for both headers; with
+ * the lists unset on any other bind address, Host is not checked and any
+ * Origin is refused (server-to-server clients send none).
+ */
+export function buildHttpPolicy(server: GatewayConfig['server']): HttpPolicy {
+  const loopbackBind = isLoopbackHost(server.host);
+  const origins = server.allowedOrigins?.map((o) => o.toLowerCase().replace(/\/$/, ''));
+  const hosts = server.allowedHosts?.map((h) => h.toLowerCase());
+  const originSet = new Set(origins ?? []);
+  const hostSet = new Set(hosts ?? []);
+
+  const originAllowed = (origin: string): boolean => {
+    const o = origin.toLowerCase();
+    if (origins) return originSet.has(o);
+    if (!loopbackBind) return false;
+    try {
+      const u = new URL(o);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && isLoopbackHost(u.hostname);
+    } catch {
+      return false;
+    }
+  };
+  const hostAllowed = (host: string): boolean => {
+    if (hosts) return hostSet.has(host.toLowerCase()) || hostSet.has(hostnameOf(host));
+    if (!loopbackBind) return true;
+    return isLoopbackHost(hostnameOf(host));
+  };
+  return { maxBodyBytes: server.maxBodyBytes, retryAfterSeconds: server.retryAfterSeconds, originAllowed, hostAllowed };
+}
+
+/** `application/json` or `application/json-rpc`, parameters (charset) allowed. */
+export function isJsonContentType(contentType: string): boolean {
+  const semi = contentType.indexOf(';');
+  const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return type === 'application/json' || type === 'application/json-rpc';
+}
+
+/** What the client's Accept header lets the gateway answer with. */
+export interface AcceptDecision {
+  json: boolean;
+  sse: boolean;
+}
+
+/**
+ * Accept rules: a missing header, `*\/*`, `application/*` or `application/json`
+ * allow JSON; `text/event-stream` additionally allows SSE.
+ */
+export function parseAccept(accept: string): AcceptDecision {
+  if (accept === '') return { json: true, sse: false };
+  let json = false;
+  let sse = false;
+  for (const part of accept.split(',')) {
+    const semi = part.indexOf(';');
+    const type = (semi < 0 ? part : part.slice(0, semi)).trim().toLowerCase();
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') json = true;
+    else if (type === 'text/event-stream') sse = true;
+  }
+  return { json, sse };
+}
+
+/** An MCP-Protocol-Version header is fine when absent or a supported revision. */
+export function protocolVersionHeaderOk(value: string): boolean {
+  return value === '' || isSupportedProtocolVersion(value.trim());
+}

@@ -1,0 +1,69 @@
+/**
+ * JSON-RPC 2.0 envelope handling: the compiled envelope validator (compiled
+ * once at module load, `Check` per request, `Errors` never on the hot path)
+ * and the error-response builders with the one failure → HTTP status table.
+ */
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { JsonRpcErrorCode } from '../errors.js';
+import { JSON_CONTENT_TYPE, type Reply } from './reply.js';
+
+/** A JSON-RPC request id: MCP forbids null for requests. */
+export type RequestId = string | number;
+
+const RequestIdSchema = Type.Union([Type.String({ maxLength: 1024 }), Type.Number()]);
+
+/** A request or notification as it arrives. `params` is checked per method. */
+export const EnvelopeSchema = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Optional(RequestIdSchema),
+  method: Type.String({ minLength: 1, maxLength: 256 }),
+  params: Type.Optional(Type.Unknown()),
+});
+export type Envelope = Static<typeof EnvelopeSchema>;
+
+/** A client's answer to a server request (the gateway sends none; acknowledged with 202). */
+export const ClientResponseSchema = Type.Object({
+  jsonrpc: Type.Literal('2.0'),
+  id: Type.Union([RequestIdSchema, Type.Null()]),
+});
+
+/** Compiled once; see STYLE.md "Validation on the hot path". */
+export const envelopeValidator = Compile(EnvelopeSchema);
+export const clientResponseValidator = Compile(ClientResponseSchema);
+
+/** HTTP status for each JSON-RPC error code (SPEC §3 "Errors"). */
+export function httpStatusForRpcError(code: number): number {
+  return code === JsonRpcErrorCode.ParseError || code === JsonRpcErrorCode.InvalidRequest ? 400 : 200;
+}
+
+/** Serialises an id for splicing into a pre-built response. */
+export function encodeId(id: RequestId | null): string {
+  return typeof id === 'number' ? String(id) : JSON.stringify(id);
+}
+
+/** The JSON text of a JSON-RPC error response. */
+export function errorResponseText(id: RequestId | null, code: number, message: string, data?: unknown): string {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return `{"jsonrpc":"2.0","id":${encodeId(id)},"error":${JSON.stringify(error)}}`;
+}
+
+/** A complete error reply; the HTTP status follows the code unless given. */
+export function rpcErrorReply(
+  id: RequestId | null,
+  code: number,
+  message: string,
+  options: { status?: number; headers?: Reply['headers']; data?: unknown } = {},
+): Reply {
+  return {
+    status: options.status ?? httpStatusForRpcError(code),
+    contentType: JSON_CONTENT_TYPE,
+    body: errorResponseText(id, code, message, options.data),
+    ...(options.headers ? { headers: options.headers } : {}),
+  };
+}
+
+/** A complete success reply around an already-serialised `result`. */
+export function resultReply(id: RequestId, resultJson: string): Reply {
+  return { status: 200, contentType: JSON_CONTENT_TYPE, body: `{"jsonrpc":"2.0","id":${encodeId(id)},"result":${resultJson}}` };
+}

@@ -1,0 +1,102 @@
+/**
+ * `tools/call` handling on the shard: parse the forwarded request, resolve the
+ * tool in the route snapshot, validate the arguments with the tool's compiled
+ * validator, call the Tool Service, and build the JSON-RPC response text.
+ * Bytes in, text out: callable from a unit test with no thread and no HTTP.
+ */
+import { JsonRpcErrorCode } from '../../shared/errors.js';
+import { envelopeValidator, errorResponseText, encodeId, httpStatusForRpcError, type RequestId } from '../../shared/protocol/jsonrpc.js';
+import { CallOutcome, type CallContext } from '../../shared/threads/frames.js';
+import type { RouteRuntime } from './route-runtime.js';
+import { toolError } from './tool-result.js';
+import type { UpstreamCall, UpstreamResult } from './upstream.js';
+
+/** What the shard sends back for one call. */
+export interface CallAnswer {
+  status: number;
+  outcome: CallOutcome;
+  body: string;
+  /** Set when the Tool Service was called: its failure cause label (for metrics and logs). */
+  upstream?: { serviceId: string; cause: UpstreamResult['cause'] };
+}
+
+/** Anything that can execute an upstream call (the real client, or a test double in unit tests). */
+export interface ToolCaller {
+  call(call: UpstreamCall): Promise<UpstreamResult>;
+}
+
+const MAX_VIOLATIONS = 20;
+
+function rpcError(id: RequestId | null, code: number, message: string): CallAnswer {
+  return { status: httpStatusForRpcError(code), outcome: CallOutcome.RpcError, body: errorResponseText(id, code, message) };
+}
+
+function result(id: RequestId, json: string, isError: boolean): CallAnswer {
+  return { status: 200, outcome: isError ? CallOutcome.ToolError : CallOutcome.Ok, body: `{"jsonrpc":"2.0","id":${encodeId(id)},"result":${json}}` };
+}
+
+/** Handles one forwarded `tools/call` request body for `runtime`'s route. */
+export async function handleToolCall(
+  bodyText: string,
+  routeKey: string,
+  runtime: RouteRuntime | undefined,
+  ctx: CallContext,
+  caller: ToolCaller,
+): Promise<CallAnswer> {
+  let message: unknown;
+  try {
+    message = JSON.parse(bodyText);
+  } catch {
+    return rpcError(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON');
+  }
+  if (!envelopeValidator.Check(message) || message.id === undefined) {
+    return rpcError(null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request');
+  }
+  const id = message.id;
+  const params = message.params;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: tools/call needs params {name, arguments}');
+  }
+  const { name, arguments: args = {} } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.name must be a string');
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments must be an object');
+  }
+  if (runtime === undefined) {
+    return { status: 503, outcome: CallOutcome.Rejected, body: errorResponseText(id, JsonRpcErrorCode.InternalError, `route "${routeKey}" has no usable catalog on this shard`) };
+  }
+  const resolved = runtime.resolve(name);
+  if (resolved.kind === 'unknown') return rpcError(id, JsonRpcErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(name)}`);
+  if (resolved.kind === 'ambiguous') {
+    return rpcError(
+      id,
+      JsonRpcErrorCode.InvalidParams,
+      `Tool ${JSON.stringify(name)} is ambiguous: ${resolved.versions.length} active versions (${resolved.versions.join(', ')}); the catalog must mark exactly one active`,
+    );
+  }
+  let valid: boolean;
+  try {
+    valid = resolved.validator.Check(args);
+  } catch {
+    // Only pathological input (nesting deep enough to exhaust the stack) makes a compiled check throw.
+    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  }
+  if (!valid) {
+    // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
+    const lines = resolved.validator
+      .Errors(args)
+      .filter((e) => e.keyword !== 'boolean')
+      .slice(0, MAX_VIOLATIONS)
+      .map((e) => `- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`);
+    const mapped = toolError(`Invalid arguments for tool ${JSON.stringify(name)}:\n${lines.join('\n')}`);
+    return result(id, mapped.json, true);
+  }
+  let argumentsJson: string;
+  try {
+    argumentsJson = JSON.stringify(args);
+  } catch {
+    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  }
+  const upstream = await caller.call({ tool: resolved.tool, argumentsJson, routeKey, ctx });
+  return { ...result(id, upstream.json, upstream.isError), upstream: { serviceId: resolved.tool.serviceId, cause: upstream.cause } };
+}
