@@ -2,11 +2,17 @@
  * Calls Tool Services over HTTP with undici: one keep-alive Pool per Tool
  * Service origin, a deadline per call, a bounded answer size, and every
  * failure turned into an `isError` result (never an exception).
+ *
+ * Uses undici's handler-based `dispatch` rather than `request()`: no Readable
+ * stream and no async iteration per call. Measured in the same run against
+ * the bench echo service: 27 µs vs 51 µs CPU per call (docs/decisions/0005-upstream-dispatch.md).
  */
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { CallContext } from '../../shared/threads/frames.js';
-import { mapCallToolResult, mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
+import { NdjsonReader } from './ndjson.js';
+import { mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
 
 /** Settings the caller takes from `tools.*`. */
 export interface UpstreamOptions {
@@ -30,6 +36,7 @@ export interface UpstreamResult extends MappedResult {
 }
 
 const NDJSON = 'application/x-ndjson';
+const ERROR_SNIPPET_BYTES = 4096;
 
 /** Owns the pools; `close()` is graceful and idempotent. */
 export class ToolServiceClient {
@@ -39,12 +46,9 @@ export class ToolServiceClient {
   constructor(private readonly options: UpstreamOptions) {}
 
   /** Calls the tool; resolves with a mapped result whatever happens upstream. */
-  async call(call: UpstreamCall): Promise<UpstreamResult> {
-    if (this.closed) return { ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' };
+  call(call: UpstreamCall): Promise<UpstreamResult> {
+    if (this.closed) return Promise.resolve({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
     const url = new URL(call.tool.executionUrl);
-    const pool = this.poolFor(url.origin);
-    const timeoutMs = call.tool.timeoutMs;
-    const signal = AbortSignal.timeout(timeoutMs);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: `application/json, ${NDJSON}`,
@@ -54,27 +58,10 @@ export class ToolServiceClient {
     if (call.ctx.sessionId !== '') headers['x-mcp-session-id'] = call.ctx.sessionId;
     if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
     const body = `{"name":${JSON.stringify(call.tool.name)},"version":${JSON.stringify(call.tool.version)},"arguments":${call.argumentsJson}}`;
-    try {
-      const res = await pool.request({ path: url.pathname + url.search, method: 'POST', headers, body, signal });
-      const contentType = String(res.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-      if (res.statusCode < 200 || res.statusCode > 299) {
-        const snippet = (await readText(res.body, 4096).catch(() => null)) ?? '';
-        return { ...statusError(res.statusCode, snippet), cause: 'status' };
-      }
-      if (contentType === NDJSON) return await consumeNdjson(res.body, this.options.maxResponseBytes);
-      const text = await readText(res.body, this.options.maxResponseBytes);
-      if (text === null) return { ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${this.options.maxResponseBytes})`), cause: 'too_large' };
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return { ...toolError('Tool Service answer is malformed: the body is not valid JSON'), cause: 'malformed' };
-      }
-      const mapped = mapJsonAnswer(value, text);
-      return { ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' };
-    } catch (err) {
-      return failure(err, signal, timeoutMs);
-    }
+    return new Promise((resolve) => {
+      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes);
+      this.poolFor(url.origin).dispatch({ path: url.pathname + url.search, method: 'POST', headers, body }, exchange);
+    });
   }
 
   /** Closes every pool gracefully (in-flight calls finish). */
@@ -94,83 +81,122 @@ export class ToolServiceClient {
   }
 }
 
-function failure(err: unknown, signal: AbortSignal, timeoutMs: number): UpstreamResult {
-  if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') {
-    return { ...toolError(`Tool Service did not answer within ${timeoutMs} ms (timeout)`), cause: 'timeout' };
-  }
-  const e = err as Error & { code?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code ?? e.name;
-  const what =
-    code === 'ECONNREFUSED' ? 'connection refused' : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' ? 'connection closed before the answer was complete' : e.message;
-  return { ...toolError(`Tool Service unreachable: ${what} (${code})`), cause: 'unreachable' };
-}
-
-/** Reads a body up to `maxBytes`; `null` when it is larger (the rest is discarded). */
-async function readText(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, maxBytes: number): Promise<string | null> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
 }
 
 /**
- * Reads an NDJSON stream of progress / log frames to its one result or error
- * frame (SPEC §7). Progress and log frames are dropped here: forwarding them
- * as SSE belongs to the streaming transport.
+ * One call's response handler. Settles exactly once: with the mapped answer,
+ * a failure, or the deadline, whichever comes first (a late upstream event
+ * after settling is ignored and the request aborted).
  */
-async function consumeNdjson(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, maxBytes: number): Promise<UpstreamResult> {
-  const decoder = new TextDecoder();
-  let pending = '';
-  let size = 0;
-  const handleLine = (line: string): UpstreamResult | null => {
-    if (line.trim() === '') return null;
-    let frame: unknown;
-    try {
-      frame = JSON.parse(line);
-    } catch {
-      return { ...toolError('Tool Service stream is malformed: a line is not valid JSON'), cause: 'malformed' };
-    }
-    const type = typeof frame === 'object' && frame !== null ? (frame as { type?: unknown }).type : undefined;
-    if (type === 'progress' || type === 'log') return null;
-    if (type === 'result') {
-      const result = (frame as { result?: unknown }).result;
-      if (typeof result !== 'object' || result === null || Array.isArray(result)) {
-        return { ...toolError('Tool Service stream is malformed: the result frame carries no result object'), cause: 'malformed' };
-      }
-      const mapped = mapCallToolResult(result);
-      return { ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' };
-    }
-    if (type === 'error') {
-      const message = (frame as { message?: unknown }).message;
-      return { ...toolError(`Tool Service reported an error: ${typeof message === 'string' ? message : 'no message'}`), cause: 'tool_error' };
-    }
-    return { ...toolError(`Tool Service stream is malformed: unknown frame type ${JSON.stringify(type ?? null)}`), cause: 'malformed' };
-  };
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      body.destroy();
-      return { ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${maxBytes})`), cause: 'too_large' };
-    }
-    pending += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      const done = handleLine(line);
-      if (done) {
-        body.destroy();
-        return done;
-      }
+class Exchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private settled = false;
+  private status = 0;
+  private mode: 'json' | 'ndjson' | 'error' = 'json';
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private ndjson: NdjsonReader | null = null;
+
+  constructor(
+    private readonly resolve: (r: UpstreamResult) => void,
+    private readonly timeoutMs: number,
+    private readonly maxBytes: number,
+  ) {
+    this.timer = setTimeout(() => this.fail(new TimeoutError()), timeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new TimeoutError());
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (statusCode < 200 || statusCode > 299) this.mode = 'error';
+    else if (contentType === NDJSON) {
+      this.mode = 'ndjson';
+      this.ndjson = new NdjsonReader();
     }
   }
-  const last = handleLine(pending + decoder.decode());
-  return last ?? { ...toolError('Tool Service stream is malformed: it ended without a result frame'), cause: 'malformed' };
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    const before = this.size;
+    this.size += chunk.length;
+    if (this.mode === 'error') {
+      // Only a snippet of an error body is kept, for the message.
+      if (before < ERROR_SNIPPET_BYTES) this.chunks.push(chunk.subarray(0, ERROR_SNIPPET_BYTES - before));
+      return;
+    }
+    if (this.size > this.maxBytes) {
+      this.settle({ ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${this.maxBytes})`), cause: 'too_large' });
+      this.controller?.abort(new Error('answer too large'));
+      return;
+    }
+    if (this.ndjson !== null) {
+      const done = this.ndjson.push(chunk);
+      if (done !== null) {
+        this.settle(done);
+        this.controller?.abort(new Error('result frame received'));
+      }
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    if (this.mode === 'error') {
+      this.settle({ ...statusError(this.status, Buffer.concat(this.chunks).toString('utf8')), cause: 'status' });
+      return;
+    }
+    if (this.ndjson !== null) {
+      this.settle(this.ndjson.end());
+      return;
+    }
+    const text = this.chunks.length === 1 ? (this.chunks[0] as Buffer).toString('utf8') : Buffer.concat(this.chunks, this.size).toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.settle({ ...toolError('Tool Service answer is malformed: the body is not valid JSON'), cause: 'malformed' });
+      return;
+    }
+    const mapped = mapJsonAnswer(value, text);
+    this.settle({ ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    if (err instanceof TimeoutError) {
+      this.settle({ ...toolError(`Tool Service did not answer within ${this.timeoutMs} ms (timeout)`), cause: 'timeout' });
+      this.controller?.abort(err);
+      return;
+    }
+    const e = err as Error & { code?: string; cause?: { code?: string } };
+    const code = e.code ?? e.cause?.code ?? e.name;
+    const what =
+      code === 'ECONNREFUSED'
+        ? 'connection refused'
+        : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET'
+          ? 'connection closed before the answer was complete'
+          : e.message;
+    this.settle({ ...toolError(`Tool Service unreachable: ${what} (${code})`), cause: 'unreachable' });
+  }
+
+  private settle(result: UpstreamResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.chunks = [];
+    this.resolve(result);
+  }
 }

@@ -1,0 +1,111 @@
+/**
+ * Shared machinery of the contract tests: loading the golden examples under
+ * `docs/contracts/examples/`, the placeholder matcher their README defines,
+ * and a raw HTTP client (node:http, so that a test can send any Host header
+ * and any body byte-for-byte, which `fetch` does not allow).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** `docs/contracts/examples/` of this checkout. */
+export const EXAMPLES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'contracts', 'examples');
+
+/** One example file: its name and parsed content. */
+export interface ExampleFile<T> {
+  file: string;
+  example: T;
+}
+
+/** Reads every `*.json` of `docs/contracts/examples/<folder>/`, sorted by name. */
+export function loadExamples<T>(folder: string): ExampleFile<T>[] {
+  const dir = join(EXAMPLES_DIR, folder);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const text = readFileSync(join(dir, file), 'utf8');
+      try {
+        return { file, example: JSON.parse(text) as T };
+      } catch (err) {
+        throw new Error(`${folder}/${file}: not valid JSON (${(err as Error).message})`);
+      }
+    });
+}
+
+const ANY = '$any';
+const ANY_STRING = '$any-string';
+const ANY_NUMBER = '$any-number';
+const REGEX_PREFIX = '$regex:';
+
+/**
+ * Returns `expected` with every placeholder the `actual` value satisfies
+ * replaced by that actual value, so that `expect(actual).toEqual(result)`
+ * compares everything else exactly and prints a readable diff. A placeholder
+ * that is not satisfied is left as is (and the comparison then fails on it).
+ *
+ * Placeholders (strings, anywhere a JSON value may stand):
+ * - `"$any"`: any value, but the member must be present;
+ * - `"$any-string"` / `"$any-number"`: any string / any finite number;
+ * - `"$regex:<pattern>"`: a string matching the JavaScript regular expression `<pattern>`.
+ */
+export function resolvePlaceholders(expected: unknown, actual: unknown): unknown {
+  if (typeof expected === 'string') {
+    if (expected === ANY) return actual === undefined ? expected : actual;
+    if (expected === ANY_STRING) return typeof actual === 'string' ? actual : expected;
+    if (expected === ANY_NUMBER) return typeof actual === 'number' && Number.isFinite(actual) ? actual : expected;
+    if (expected.startsWith(REGEX_PREFIX)) {
+      return typeof actual === 'string' && new RegExp(expected.slice(REGEX_PREFIX.length)).test(actual) ? actual : expected;
+    }
+    return expected;
+  }
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual)) return expected;
+    return expected.map((e, i) => resolvePlaceholders(e, actual[i]));
+  }
+  if (typeof expected === 'object' && expected !== null) {
+    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return expected;
+    const a = actual as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, resolvePlaceholders(v, a[k])]));
+  }
+  return expected;
+}
+
+/** An HTTP answer as the contract tests compare it. */
+export interface RawAnswer {
+  status: number;
+  /** Lowercase names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** Sends one request to 127.0.0.1:`port` exactly as given (a `host` header replaces the default one). */
+export function rawRequest(port: number, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string> = { host: `127.0.0.1:${port}`, ...headers };
+    if (body !== undefined) h['content-length'] = String(body.length);
+    const req = request({ host: '127.0.0.1', port, method, path, headers: h, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const out: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+        resolve({ status: res.statusCode ?? 0, headers: out, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    // A server may answer (413) and close before the whole body is written; the answer still counts.
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Parses JSON text, or returns `undefined` when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

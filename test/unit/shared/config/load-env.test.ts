@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
+import { CONFIG_KEYS, ENV_CONFIG_FILE, loadConfig } from '../../../../src/shared/config/load.js';
+import { GatewayError } from '../../../../src/shared/errors.js';
+
+function configProblems(fn: () => unknown): readonly string[] {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  expect(GatewayError.is(caught)).toBe(true);
+  expect((caught as GatewayError).code).toBe('CONFIG_INVALID');
+  return (caught as GatewayError).details;
+}
+
+const fromEnv = (env: Record<string, string>) => loadConfig({ argv: [], env });
+
+/** Every leaf path of a config object; `catalog.static.routes` is one leaf (it is replaced whole). */
+function leafPaths(value: unknown, path: string[] = []): string[] {
+  const dotted = path.join('.');
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || dotted === 'catalog.static.routes') return [dotted];
+  return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...path, k]));
+}
+
+function getPath(obj: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((node, k) => (node as Record<string, unknown>)[k], obj);
+}
+
+describe('environment overrides', () => {
+  it('parses integers, trimming blanks', () => {
+    const config = fromEnv({ MCP_GATEWAY_SERVER_PORT: ' 9000 ', MCP_GATEWAY_WORKERS_SHARDS: '3', MCP_GATEWAY_TOOLS_MAX_TIMEOUT_MS: '60000' });
+    expect(config.server.port).toBe(9000);
+    expect(config.workers.shards).toBe(3);
+    expect(config.tools.maxTimeoutMs).toBe(60_000);
+  });
+
+  it('refuses a non-integer naming the variable', () => {
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '80.5' }))).toEqual(['MCP_GATEWAY_SERVER_PORT: must be an integer, got "80.5"']);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: 'two' }))).toEqual([
+      'MCP_GATEWAY_WORKERS_ACCEPTORS: must be an integer, got "two"',
+    ]);
+  });
+
+  it('checks the range of an integer from the environment against the key', () => {
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '-1' }))).toEqual(['server.port: must be >= 0']);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: '0' }))).toEqual(['workers.acceptors: must be >= 1']);
+  });
+
+  it('splits lists on commas, trimming and dropping empty items; an empty value is an empty list', () => {
+    const config = fromEnv({
+      MCP_GATEWAY_SERVER_ALLOWED_ORIGINS: ' https://a.example.com , https://b.example.com,,',
+      MCP_GATEWAY_SERVER_ALLOWED_HOSTS: '',
+      MCP_GATEWAY_TOOLS_ALLOWED_EXECUTION_ORIGINS: 'http://10.0.0.1:9000',
+    });
+    expect(config.server.allowedOrigins).toEqual(['https://a.example.com', 'https://b.example.com']);
+    expect(config.server.allowedHosts).toEqual([]);
+    expect(config.tools.allowedExecutionOrigins).toEqual(['http://10.0.0.1:9000']);
+  });
+
+  it('parses JSON for catalog.static.routes, replacing the demo route', () => {
+    const routes = { core: [{ id: 'hr', baseUrl: 'http://127.0.0.1:9001' }], process: [{ id: 'erp', baseUrl: 'http://127.0.0.1:9002' }] };
+    const config = fromEnv({ MCP_GATEWAY_CATALOG_STATIC_ROUTES: JSON.stringify(routes) });
+    expect(config.catalog.static.routes).toEqual(routes);
+  });
+
+  it('refuses broken JSON and a JSON value of the wrong shape, naming the key', () => {
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{core:' }))).toEqual(['MCP_GATEWAY_CATALOG_STATIC_ROUTES: must be JSON']);
+    const [shape] = configProblems(() => fromEnv({ MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{"core": "http://x"}' }));
+    expect(shape).toMatch(/^catalog\.static\.routes\.core: /);
+  });
+
+  it('takes strings verbatim and validates them against the key', () => {
+    expect(fromEnv({ MCP_GATEWAY_LOG_LEVEL: 'debug', MCP_GATEWAY_HEALTH_READINESS: 'all-routes' }).log.level).toBe('debug');
+    expect(fromEnv({ MCP_GATEWAY_HEALTH_READINESS: 'all-routes' }).health.readiness).toBe('all-routes');
+    const [bad] = configProblems(() => fromEnv({ MCP_GATEWAY_LOG_LEVEL: 'loud' }));
+    expect(bad).toMatch(/^log\.level: /);
+  });
+
+  it('accepts the MCP_GATEWAY_PORT and MCP_GATEWAY_HOST aliases', () => {
+    const config = fromEnv({ MCP_GATEWAY_PORT: '9400', MCP_GATEWAY_HOST: '0.0.0.0' });
+    expect(config.server.port).toBe(9400);
+    expect(config.server.host).toBe('0.0.0.0');
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_PORT: 'http' }))).toEqual(['MCP_GATEWAY_PORT: must be an integer, got "http"']);
+  });
+
+  it('refuses an unknown MCP_GATEWAY_* variable naming it', () => {
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PROT: '1' }))).toEqual([
+      'MCP_GATEWAY_SERVER_PROT: unknown environment variable (no such config key)',
+    ]);
+  });
+
+  it('reports every environment problem at once', () => {
+    const details = configProblems(() => fromEnv({ MCP_GATEWAY_BOGUS: 'x', MCP_GATEWAY_SERVER_PORT: 'x', MCP_GATEWAY_CATALOG_STATIC_ROUTES: '[' }));
+    expect([...details].sort()).toEqual([
+      'MCP_GATEWAY_BOGUS: unknown environment variable (no such config key)',
+      'MCP_GATEWAY_CATALOG_STATIC_ROUTES: must be JSON',
+      'MCP_GATEWAY_SERVER_PORT: must be an integer, got "x"',
+    ]);
+  });
+
+  it('does not pollute Object.prototype through a JSON value', () => {
+    const details = configProblems(() => fromEnv({ MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{"__proto__": [{"id": "x", "baseUrl": "http://x"}]}' }));
+    expect(details).toHaveLength(1);
+    expect(details[0]).toMatch(/^catalog\.static\.routes\.__proto__: route key must be a lowercase DNS label/);
+    expect(({} as Record<string, unknown>)['0']).toBeUndefined();
+  });
+});
+
+describe('CONFIG_KEYS', () => {
+  it('lists every leaf of the configuration exactly once', () => {
+    expect(CONFIG_KEYS.map((k) => k.path).sort()).toEqual(leafPaths(DEFAULTS).sort());
+  });
+
+  it('gives every key a unique MCP_GATEWAY_* name that is neither the file variable nor an alias', () => {
+    const names = CONFIG_KEYS.map((k) => k.env);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) {
+      expect(name).toMatch(/^MCP_GATEWAY_[A-Z0-9_]+$/);
+      expect(['MCP_GATEWAY_PORT', 'MCP_GATEWAY_HOST', ENV_CONFIG_FILE]).not.toContain(name);
+    }
+    expect(CONFIG_KEYS.find((k) => k.path === 'workers.maxPendingCallsPerShard')?.env).toBe('MCP_GATEWAY_WORKERS_MAX_PENDING_CALLS_PER_SHARD');
+    expect(CONFIG_KEYS.find((k) => k.path === 'catalog.static.routes')).toEqual({
+      path: 'catalog.static.routes',
+      env: 'MCP_GATEWAY_CATALOG_STATIC_ROUTES',
+      kind: 'json',
+    });
+  });
+
+  // Each documented variable must really be read: set it to a non-default value and see it arrive.
+  it.each(CONFIG_KEYS.map((k) => [k.env, k] as const))('%s sets its key', (_name, key) => {
+    const samples: Record<string, [string, unknown]> = {
+      'server.host': ['0.0.0.0', '0.0.0.0'],
+      'server.allowedOrigins': ['https://a.example.com', ['https://a.example.com']],
+      'server.allowedHosts': ['gw.example.com,gw2.example.com', ['gw.example.com', 'gw2.example.com']],
+      'catalog.source': ['static', 'static'],
+      'catalog.static.routes': ['{"x":[{"id":"s","baseUrl":"http://127.0.0.1:1"}]}', { x: [{ id: 's', baseUrl: 'http://127.0.0.1:1' }] }],
+      'tools.allowedExecutionOrigins': ['http://10.1.2.3:80', ['http://10.1.2.3:80']],
+      'health.readiness': ['all-routes', 'all-routes'],
+      'log.level': ['warn', 'warn'],
+      'server.port': ['9000', 9000],
+      'server.maxBodyBytes': ['2048', 2048],
+      'server.retryAfterSeconds': ['7', 7],
+      'workers.shards': ['2', 2],
+      'workers.acceptors': ['2', 2],
+      'workers.maxPendingCallsPerShard': ['500', 500],
+      'catalog.maxToolsPerRoute': ['20', 20],
+      'catalog.manifestTimeoutMs': ['1500', 1500],
+      'catalog.maxManifestBytes': ['4096', 4096],
+      'tools.defaultTimeoutMs': ['1000', 1000],
+      'tools.maxTimeoutMs': ['60000', 60000],
+      'tools.maxResponseBytes': ['4096', 4096],
+      'tools.connectionsPerService': ['8', 8],
+    };
+    // A key added without a sample here fails, so that its variable gets a test.
+    const [raw, expected] = samples[key.path] ?? ['', undefined];
+    expect(expected).not.toBeUndefined();
+    expect(getPath(fromEnv({ [key.env]: raw }), key.path)).toEqual(expected);
+  });
+});
