@@ -97,7 +97,7 @@ describe('gateMcpRequest', () => {
   });
 
   it('answers 400 for a route key outside the grammar and never echoes it', () => {
-    for (const key of ['<script>alert(1)</script>', 'Core', 'core_x', '-core', 'core-', 'a'.repeat(64), '%3Cb%3E', 'caf\u00e9', 'x\u0000y']) {
+    for (const key of ['<img src=x onerror=alert(1)>', 'Core', 'core_x', '-core', 'core-', 'a'.repeat(64), '%3Cb%3E', 'caf\u00e9', 'x\u0000y']) {
       const r = refusal(gate({ path: `/mcp/${key}` }));
       expect(r.status, key).toBe(400);
       expect(r.label).toBe('bad_route_key');
