@@ -15,7 +15,7 @@
  * seconds (1, discarded), BENCH_REPEATS rounds (2), BENCH_KEEP_TMP=1 (keep logs).
  * The table is also written to bench/results/hop-<YYYY-MM-DD>.md.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { generateManifest, toolsListResultBytes } from './catalog.js';
@@ -49,6 +49,8 @@ interface Run extends MeasureResult {
   round: number;
   /** Load generator (this process) CPU during the measured run, in cores. */
   clientCores: number;
+  /** CPU used by everything else on the machine during the measured run, in cores. */
+  otherCores: number;
 }
 
 /** Median figures of one mode. */
@@ -61,6 +63,7 @@ interface Summary {
   cpuMicrosPerReq: number;
   serverCores: number;
   clientCores: number;
+  otherCores: number;
   non2xx: number;
   errors: number;
 }
@@ -88,6 +91,7 @@ function summarize(mode: Mode): Summary | undefined {
     cpuMicrosPerReq: med((r) => r.cpuMicrosPerReq),
     serverCores: med((r) => r.cpuMicros / 1e6 / r.durationSec),
     clientCores: med((r) => r.clientCores),
+    otherCores: med((r) => r.otherCores),
     non2xx: mine.reduce((a, r) => a + r.non2xx, 0),
     errors: mine.reduce((a, r) => a + r.errors, 0),
   };
@@ -103,7 +107,7 @@ function ratio(a: number, b: number | undefined): string {
 
 /** The summary table (markdown), medians per mode with ratios to `bare`. */
 function table(): string {
-  const header = ['mode', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'req/s ÷ bare', 'p99 ÷ bare', 'CPU/req ÷ bare', 'server cores', 'client cores', 'non-2xx / errors'];
+  const header = ['mode', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'req/s ÷ bare', 'p99 ÷ bare', 'CPU/req ÷ bare', 'server cores', 'client cores', 'other cores', 'non-2xx / errors'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   const bare = summarize('bare');
   for (const mode of MODES) {
@@ -124,6 +128,7 @@ function table(): string {
         ratio(s.cpuMicrosPerReq, bare?.cpuMicrosPerReq),
         fmt(s.serverCores, 2),
         fmt(s.clientCores, 2),
+        fmt(s.otherCores, 2),
         `${s.non2xx} / ${s.errors}`,
       ].join(' | ')} |`,
     );
@@ -133,9 +138,9 @@ function table(): string {
 
 /** Every run, in the order measured. */
 function rawTable(): string {
-  const lines = ['| round | mode | req/s | p50 ms | p99 ms | server CPU µs/req | client cores |', '|---:|---|---:|---:|---:|---:|---:|'];
+  const lines = ['| round | mode | req/s | p50 ms | p99 ms | server CPU µs/req | client cores | other cores |', '|---:|---|---:|---:|---:|---:|---:|---:|'];
   for (const r of runs) {
-    lines.push(`| ${r.round} | ${r.mode} | ${fmt(r.reqPerSec, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.cpuMicrosPerReq, 1)} | ${fmt(r.clientCores, 2)} |`);
+    lines.push(`| ${r.round} | ${r.mode} | ${fmt(r.reqPerSec, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.cpuMicrosPerReq, 1)} | ${fmt(r.clientCores, 2)} | ${fmt(r.otherCores, 2)} |`);
   }
   return lines.join('\n');
 }
@@ -147,7 +152,7 @@ const header = (): string =>
   `${TOOL_COUNT}-tool tools/list answer.`;
 
 const NOTES = [
-  'server CPU µs/req: user+system time of the server process (all threads) ÷ responses, from /proc. server/client cores: CPU time ÷ wall time of the server and of the load generator (autocannon, this process); both share the same cores, so req/s is bounded by their sum.',
+  'server CPU µs/req: user+system time of the server process (all threads) ÷ responses, from /proc. server/client cores: CPU time ÷ wall time of the server and of the load generator (autocannon, this process); both share the same cores, so req/s is bounded by their sum. other cores: CPU used by every other process on the machine during the run (from /proc/stat); when it is high, req/s and latency of that run are depressed.',
   'bare: precomputed Buffer on the uWS thread. sab: SharedArrayBuffer template (prepared by a worker) + id tail joined by the gateway\'s writeReply. post-per-request: one structured-clone postMessage each way per request. batched / batched-2w: the gateway\'s ShardDispatcher + FrameBatch frames, one transferred buffer per event-loop turn each way, 1 / 2 workers.',
   'No mode parses the request; every mode copies the request body out of uWS.',
 ];
@@ -174,6 +179,17 @@ function writeReport(text: string): string {
   const file = `${dir}hop-${new Date().toISOString().slice(0, 10)}.md`;
   writeFileSync(file, text);
   return file;
+}
+
+/**
+ * Busy CPU time of the whole machine so far (all cores, every process), in µs,
+ * from the `cpu` line of /proc/stat. Its unit is USER_HZ, which the kernel
+ * fixes at 100 for user space whatever its internal tick rate.
+ */
+function machineBusyMicros(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const [, user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1_000_000) / 100;
 }
 
 /** Checks one answer before loading a server, so a mode never measures error answers. */
@@ -212,14 +228,23 @@ async function runMode(mode: Mode, round: number, load: Omit<LoadOptions, 'url'>
     const problem = await probe(full, expectedBytes, expectedNames);
     if (problem !== undefined) throw new Error(`wrong answer: ${problem}`);
     if (WARMUP > 0) await runLoad({ ...full, durationSec: WARMUP });
+    const busyBefore = machineBusyMicros();
     const clientBefore = process.cpuUsage();
     const result = await measure(server.pid, full);
     const client = process.cpuUsage(clientBefore);
-    const run: Run = { ...result, mode, round, clientCores: (client.user + client.system) / 1e6 / result.durationSec };
+    const busy = machineBusyMicros() - busyBefore;
+    const clientMicros = client.user + client.system;
+    const run: Run = {
+      ...result,
+      mode,
+      round,
+      clientCores: clientMicros / 1e6 / result.durationSec,
+      otherCores: Math.max(0, busy - result.cpuMicros - clientMicros) / 1e6 / result.durationSec,
+    };
     runs.push(run);
     console.log(
       `round ${round} ${mode.padEnd(16)} ${fmt(run.reqPerSec, 0).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 2)} ms  p99 ${fmt(run.p99Ms, 2)} ms  ` +
-        `${fmt(run.cpuMicrosPerReq, 1)} µs/req  client ${fmt(run.clientCores, 2)} cores`,
+        `${fmt(run.cpuMicrosPerReq, 1)} µs/req  client ${fmt(run.clientCores, 2)} / other ${fmt(run.otherCores, 2)} cores`,
     );
   } catch (err) {
     const msg = (err as Error).message;

@@ -1,0 +1,95 @@
+/**
+ * Tool execution contract v1 golden examples (SPEC §5, §7): every
+ * `docs/contracts/examples/execution/*.json` scripts a real fixture Tool
+ * Service with the example's answer, and a real gateway (from dist/) must turn
+ * it into exactly the example's `result`. Where an example gives
+ * `expectedToolServiceRequest`, the request the Tool Service received must
+ * match it too. Format: `docs/contracts/examples/README.md`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
+import { startTestGateway, type Gateway } from '../helpers/gateway.js';
+import { loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+
+/** An execution example file. */
+interface ExecutionExample {
+  description: string;
+  route: string;
+  /** Config overrides of the gateway that runs this example (examples with equal overrides share one gateway). */
+  gateway?: Record<string, unknown>;
+  /** One manifest v1 tool entry. */
+  tool: { name: string; execution: { path: string } } & Record<string, unknown>;
+  call: { arguments?: unknown; headers?: Record<string, string> };
+  /** The fixture's Behavior, or `{kind: "unreachable"}`: the Tool Service is stopped before the call. */
+  toolServiceAnswer: Behavior | { kind: 'unreachable' };
+  expectedToolServiceRequest?: { method: string; path: string; headers: Record<string, string | null>; body: unknown };
+  result: unknown;
+}
+
+const MIN_EXAMPLES = 15;
+const examples = loadExamples<ExecutionExample>('execution');
+
+describe('Tool execution v1 golden examples (docs/contracts/examples/execution)', () => {
+  const services = new Map<string, FixtureToolService>();
+  const gateways = new Map<string, Gateway>();
+  const gatewayOf = new Map<string, Gateway>();
+
+  beforeAll(async () => {
+    const groups = new Map<string, { overrides: Record<string, unknown>; routes: Record<string, unknown[]>; files: string[] }>();
+    for (const { file, example } of examples) {
+      if (services.has(example.route)) throw new Error(`execution/${file}: route "${example.route}" is used by another example`);
+      const svc = await startFixtureToolService();
+      services.set(example.route, svc);
+      svc.setManifest({ service: `${example.route}-service`, tools: [example.tool] });
+      if (example.toolServiceAnswer.kind !== 'unreachable') svc.setBehavior(example.tool.execution.path, example.toolServiceAnswer);
+      const key = JSON.stringify(example.gateway ?? {});
+      let group = groups.get(key);
+      if (group === undefined) groups.set(key, (group = { overrides: example.gateway ?? {}, routes: {}, files: [] }));
+      group.routes[example.route] = [{ id: `${example.route}-service`, baseUrl: svc.url }];
+      group.files.push(file);
+    }
+    for (const [key, group] of groups) {
+      const gw = await startTestGateway({ ...group.overrides, catalog: { static: { routes: group.routes } } });
+      gateways.set(key, gw);
+      for (const route of Object.keys(group.routes)) gatewayOf.set(route, gw);
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all([...gateways.values()].map((g) => g.close()));
+    await Promise.all([...services.values()].map((s) => s.close()));
+  });
+
+  it(`has at least ${MIN_EXAMPLES} examples`, () => {
+    expect(examples.length).toBeGreaterThanOrEqual(MIN_EXAMPLES);
+  });
+
+  it.each(examples.map((e) => [e.file, e.example] as const))('%s', async (file, example) => {
+    const gw = gatewayOf.get(example.route) as Gateway;
+    const svc = services.get(example.route) as FixtureToolService;
+    if (example.toolServiceAnswer.kind === 'unreachable') await svc.close();
+    const params = example.call.arguments === undefined ? { name: example.tool.name } : { name: example.tool.name, arguments: example.call.arguments };
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...example.call.headers };
+
+    const got = await rawRequest(gw.port, 'POST', `/mcp/${example.route}`, headers, body);
+
+    expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(200);
+    const json = parseJson(got.text) as { jsonrpc?: string; id?: unknown; result?: unknown; error?: unknown } | undefined;
+    expect(json?.error, `${file}: a Tool Service answer must never become a JSON-RPC error`).toBeUndefined();
+    expect(json?.id).toBe(1);
+    expect(json?.result, `${file}: result`).toEqual(resolvePlaceholders(example.result, json?.result));
+
+    const want = example.expectedToolServiceRequest;
+    if (want !== undefined) {
+      expect(svc.requests.length, `${file}: the Tool Service was called once`).toBe(1);
+      const received = svc.requests[0] as FixtureToolService['requests'][number];
+      expect(received.path, `${file}: execution path`).toBe(want.path);
+      for (const [name, value] of Object.entries(want.headers)) {
+        const actual = received.headers[name.toLowerCase()];
+        expect(actual, `${file}: header ${name}`).toEqual(value === null ? undefined : resolvePlaceholders(value, actual));
+      }
+      expect(received.body, `${file}: execution request body`).toEqual(resolvePlaceholders(want.body, received.body));
+    }
+  });
+});
