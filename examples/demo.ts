@@ -52,6 +52,7 @@ async function main(): Promise<void> {
   let gateway: Gateway;
   try {
     gateway = await startGateway(loadConfig({ argv, env: process.env }));
+    await gateway.initialLoad();
   } catch (error) {
     await toolService.close();
     throw error;

@@ -39,7 +39,7 @@ const acceptor = new Acceptor({
 parent.on('message', (msg: MainToAcceptor) => {
   switch (msg.type) {
     case 'directory':
-      acceptor.applyDirectory(msg.entries);
+      acceptor.applyDirectory(msg.entries, msg.loaded, msg.pendingReason);
       break;
     case 'readiness':
       readiness = { status: msg.status, body: msg.body };

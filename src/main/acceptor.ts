@@ -67,9 +67,9 @@ export class Acceptor {
     this.app.any('/*', (res, req) => this.route(res, req));
   }
 
-  /** Applies the main thread's route directory. */
-  applyDirectory(entries: readonly DirectoryEntry[]): void {
-    this.directory.apply(entries);
+  /** Applies the main thread's route directory (see {@link RouteDirectory.apply}). */
+  applyDirectory(entries: readonly DirectoryEntry[], loaded: boolean, pendingReason: string): void {
+    this.directory.apply(entries, loaded, pendingReason);
   }
 
   /** Starts listening; resolves with the bound port (SO_REUSEPORT lets several acceptors share it). */
@@ -166,8 +166,7 @@ export class Acceptor {
     this.readBody(res, head.contentLength, (body) => {
       if (call.aborted) return;
       if (body === null) {
-        res.cork(() => writeReply(res, bodyTooLargeReply(this.policy)));
-        res.close();
+        res.cork(() => writeReply(res, bodyTooLargeReply(this.policy), true));
         this.record(routeKey, 'http', 'too_large', startedAt);
         return;
       }

@@ -17,14 +17,18 @@ function joined(body: Uint8Array, tail: string): Uint8Array {
   return scratch.subarray(0, body.length + n);
 }
 
-/** Writes the whole reply. Call inside `res.cork()` when not in the synchronous part of a handler. */
-export function writeReply(res: HttpResponse, reply: Reply): void {
+/**
+ * Writes the whole reply. Call inside `res.cork()` when not in the
+ * synchronous part of a handler. `closeConnection` ends the connection after
+ * the answer (a body still arriving past the limit is not read).
+ */
+export function writeReply(res: HttpResponse, reply: Reply, closeConnection = false): void {
   res.writeStatus(statusLine(reply.status));
   if (reply.contentType !== undefined) res.writeHeader('content-type', reply.contentType);
   if (reply.headers) for (const [k, v] of reply.headers) res.writeHeader(k, v);
-  if (reply.bodyTail !== undefined && typeof reply.body !== 'string') res.end(joined(reply.body, reply.bodyTail));
-  else if (reply.bodyTail !== undefined) res.end(reply.body + reply.bodyTail);
-  else res.end(reply.body);
+  if (reply.bodyTail !== undefined && typeof reply.body !== 'string') res.end(joined(reply.body, reply.bodyTail), closeConnection);
+  else if (reply.bodyTail !== undefined) res.end(reply.body + reply.bodyTail, closeConnection);
+  else res.end(reply.body, closeConnection);
 }
 
 /** Writes a raw result body that arrived from a shard (already a complete JSON-RPC response). */

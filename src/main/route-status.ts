@@ -1,14 +1,19 @@
 /**
  * Per-route readiness (SPEC §4, §8): state, tool count, revision, source,
- * last success and last error for every route, and the overall readiness
- * status by the configured policy. Main thread only; acceptor threads get the
- * rendered JSON pushed to them.
+ * last success, last error and conflicts for every route, the registry's
+ * health, and the overall readiness status by the configured policy. Main
+ * thread only; acceptor threads get the rendered JSON pushed to them.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { CatalogSource } from '../shared/catalog/types.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
+import { GatewayErrorCode } from '../shared/errors.js';
 
-/** A route's serving state. `refused`: no usable catalog; `stale`: serving an older catalog after a refused rebuild. */
+/**
+ * `pending`: never built yet. `ready`: serving the latest catalog.
+ * `stale`: serving an older catalog (the latest refresh failed or used a last
+ * good manifest). `refused`: no usable catalog at all (answers 503).
+ */
 export type RouteState = 'pending' | 'ready' | 'stale' | 'refused';
 
 /** What readiness reports for one route. */
@@ -18,14 +23,29 @@ export interface RouteStatus {
   toolCount: number;
   revision: string | null;
   source: CatalogSource | null;
+  /** When the snapshot being served was built (ISO time). */
+  builtAt: string | null;
   lastSuccess: string | null;
   lastError: { code: string; message: string; at: string } | null;
+  conflicts: string[];
+}
+
+/** Registry health for readiness (portal mode). */
+export interface RegistryStatus {
+  portalUp: boolean | null;
+  portalError: string | null;
+  redisUp: boolean | null;
+  redisProblem: string | null;
+  suspect: string | null;
+  revision: string | null;
+  source: CatalogSource | null;
 }
 
 /** Holds every route's status and renders readiness. */
 export class RouteStatusBoard {
   private readonly routes = new Map<string, RouteStatus>();
   private initialLoadComplete = false;
+  private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblem: null, suspect: null, revision: null, source: null };
   private readonly stateGauge: Gauge<'state'>;
   private readonly toolsGauge: Gauge<'route'>;
 
@@ -35,35 +55,84 @@ export class RouteStatusBoard {
   ) {
     this.stateGauge = new Gauge({ name: 'mcp_gateway_routes', help: 'Routes by readiness state.', labelNames: ['state'] as const, registers: [registry] });
     this.toolsGauge = new Gauge({ name: 'mcp_gateway_route_tools', help: 'Tools exposed by each route snapshot.', labelNames: ['route'] as const, registers: [registry] });
+    const board = this;
+    new Gauge({
+      name: 'mcp_gateway_route_snapshot_age_seconds',
+      help: 'Age of the snapshot each route serves.',
+      labelNames: ['route'] as const,
+      registers: [registry],
+      collect(): void {
+        this.reset();
+        const now = Date.now();
+        for (const [route, s] of board.routes) if (s.builtAt !== null) this.set({ route }, (now - Date.parse(s.builtAt)) / 1000);
+      },
+    });
   }
 
-  /** Registers a route as pending (no snapshot yet). */
+  /** Registers a route as pending (no snapshot yet). Idempotent. */
   add(routeKey: string, shard: number): void {
-    this.routes.set(routeKey, { state: 'pending', shard, toolCount: 0, revision: null, source: null, lastSuccess: null, lastError: null });
+    if (this.routes.has(routeKey)) return;
+    this.routes.set(routeKey, { state: 'pending', shard, toolCount: 0, revision: null, source: null, builtAt: null, lastSuccess: null, lastError: null, conflicts: [] });
     this.refreshGauges();
   }
 
-  /** Records a published snapshot. */
-  succeeded(routeKey: string, info: { toolCount: number; revision: string; source: CatalogSource }): void {
+  /** Forgets a removed route. */
+  remove(routeKey: string): void {
+    this.routes.delete(routeKey);
+    this.toolsGauge.remove({ route: routeKey });
+    this.refreshGauges();
+  }
+
+  /** True when the route is known. */
+  has(routeKey: string): boolean {
+    return this.routes.has(routeKey);
+  }
+
+  /** Records a published snapshot; a `warning` (last good manifest used, warm start) makes it `stale`. */
+  succeeded(routeKey: string, info: { toolCount: number; revision: string; source: CatalogSource; builtAt: number }, warning: string | null): void {
     const r = this.routes.get(routeKey);
     if (!r) return;
-    Object.assign(r, { state: 'ready', toolCount: info.toolCount, revision: info.revision, source: info.source, lastSuccess: new Date().toISOString() });
+    Object.assign(r, { toolCount: info.toolCount, revision: info.revision, source: info.source, builtAt: new Date(info.builtAt).toISOString(), conflicts: [] });
     this.toolsGauge.set({ route: routeKey }, info.toolCount);
-    this.refreshGauges();
+    this.settle(r, warning);
+  }
+
+  /** The latest refresh produced the catalog already served. */
+  unchanged(routeKey: string, warning: string | null): void {
+    const r = this.routes.get(routeKey);
+    if (!r || r.revision === null) return;
+    r.conflicts = [];
+    this.settle(r, warning);
   }
 
   /** Records a refused build: the route keeps its snapshot (stale) or has none (refused). */
-  failed(routeKey: string, error: { code: string; message: string }): void {
+  failed(routeKey: string, error: { code: string; message: string; conflicts?: string[] }): void {
     const r = this.routes.get(routeKey);
     if (!r) return;
-    r.lastError = { ...error, at: new Date().toISOString() };
+    r.lastError = { code: error.code, message: error.message, at: new Date().toISOString() };
+    r.conflicts = error.conflicts ?? [];
     r.state = r.revision === null ? 'refused' : 'stale';
     this.refreshGauges();
+  }
+
+  /** Updates registry health. */
+  setRegistry(status: Partial<RegistryStatus>): void {
+    this.registry = { ...this.registry, ...status };
+  }
+
+  /** Registry health as last reported. */
+  get registryStatus(): Readonly<RegistryStatus> {
+    return this.registry;
   }
 
   /** Marks the initial load (every route tried once) as finished. */
   completeInitialLoad(): void {
     this.initialLoadComplete = true;
+  }
+
+  /** True once every route was tried once. */
+  get initialLoadDone(): boolean {
+    return this.initialLoadComplete;
   }
 
   /** The status of one route. */
@@ -78,8 +147,8 @@ export class RouteStatusBoard {
 
   /**
    * 503 until the initial load finished; then 200, even when some routes are
-   * refused (one bad route must not take every replica out of service).
-   * `all-routes` also wants every route to have a usable snapshot.
+   * refused or stale (one bad route must not take every replica out of
+   * service). `all-routes` also wants every route to have a usable snapshot.
    */
   readiness(): { status: number; body: string } {
     const routes: Record<string, RouteStatus> = {};
@@ -89,8 +158,21 @@ export class RouteStatusBoard {
       if (v.revision === null) allUsable = false;
     }
     const ready = this.initialLoadComplete && (this.policy === 'initial-load' || allUsable);
-    const body = JSON.stringify({ status: ready ? 'ready' : 'not_ready', policy: this.policy, initialLoadComplete: this.initialLoadComplete, routes });
+    const body = JSON.stringify({
+      status: ready ? 'ready' : 'not_ready',
+      policy: this.policy,
+      initialLoadComplete: this.initialLoadComplete,
+      registry: this.registry,
+      routes,
+    });
     return { status: ready ? 200 : 503, body };
+  }
+
+  private settle(r: RouteStatus, warning: string | null): void {
+    r.lastSuccess = new Date().toISOString();
+    if (warning !== null) r.lastError = { code: GatewayErrorCode.Degraded, message: warning, at: r.lastSuccess };
+    r.state = warning === null ? 'ready' : 'stale';
+    this.refreshGauges();
   }
 
   private refreshGauges(): void {

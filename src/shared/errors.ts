@@ -25,6 +25,12 @@ export const GatewayErrorCode = {
   ToolNameConflict: 'TOOL_NAME_CONFLICT',
   ToolCapExceeded: 'TOOL_CAP_EXCEEDED',
   SnapshotCorrupt: 'SNAPSHOT_CORRUPT',
+  PortalUnreachable: 'PORTAL_UNREACHABLE',
+  PortalInvalid: 'PORTAL_INVALID',
+  RegistrySuspect: 'REGISTRY_SUSPECT',
+  RedisUnavailable: 'REDIS_UNAVAILABLE',
+  /** Readiness only: the route serves, but from a last good manifest or a warm-start copy. */
+  Degraded: 'DEGRADED',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
 } as const;

@@ -82,6 +82,8 @@ describe('Tool execution v1 golden examples (docs/contracts/examples/execution)'
 
     const want = example.expectedToolServiceRequest;
     if (want !== undefined) {
+      // The fixture records POSTs only, so a recorded request is a POST.
+      expect(want.method).toBe('POST');
       expect(svc.requests.length, `${file}: the Tool Service was called once`).toBe(1);
       const received = svc.requests[0] as FixtureToolService['requests'][number];
       expect(received.path, `${file}: execution path`).toBe(want.path);

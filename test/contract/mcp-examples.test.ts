@@ -66,7 +66,7 @@ function collectRoutes(): Map<string, DeclaredService[]> {
 function requestBody(req: McpExample['request']): Buffer | undefined {
   if (req.bodySize !== undefined) {
     // A JSON string literal padded to the exact size: valid JSON, only too large.
-    return Buffer.from(`"${'x'.repeat(Math.max(0, req.bodySize - 2))}"`.slice(0, Math.max(2, req.bodySize)));
+    return Buffer.from(`"${'x'.repeat(Math.max(0, req.bodySize - 2))}"`);
   }
   if (req.bodyText !== undefined) return Buffer.from(req.bodyText, 'utf8');
   if (req.body !== undefined) return Buffer.from(JSON.stringify(req.body), 'utf8');

@@ -11,14 +11,20 @@ export type { Gateway };
 /** Partial config merged over the defaults; `catalog.static.routes` replaces the demo route. */
 export type ConfigOverrides = Record<string, unknown>;
 
-/** Starts a gateway with `overrides` (port 0, log level `silent` and 1 shard unless given). */
-export async function startTestGateway(overrides: ConfigOverrides): Promise<Gateway> {
+/**
+ * Starts a gateway with `overrides` (port 0, log level `silent` and 1 shard
+ * unless given) and waits for its initial catalog load unless
+ * `waitForInitialLoad` is false (e.g. a Portal that is down at start).
+ */
+export async function startTestGateway(overrides: ConfigOverrides, options: { waitForInitialLoad?: boolean } = {}): Promise<Gateway> {
   const base: ConfigOverrides = {
     server: { host: '127.0.0.1', port: 0 },
     workers: { shards: 1 },
     log: { level: 'silent' },
   };
-  return startGateway(validateConfig(deepMerge(base, overrides)));
+  const gw = await startGateway(validateConfig(deepMerge(base, overrides)));
+  if (options.waitForInitialLoad !== false) await gw.initialLoad();
+  return gw;
 }
 
 function deepMerge(a: ConfigOverrides, b: ConfigOverrides): ConfigOverrides {

@@ -7,6 +7,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { normaliseOrigin } from '../config/load.js';
 import type { ServiceEntry } from '../config/schema.js';
+import { jsonSchemaProblems } from './json-schema-check.js';
 import type { CatalogTool } from './types.js';
 
 /** MCP tool-name rule: 1–128 of A-Z a-z 0-9 _ - . */
@@ -69,9 +70,10 @@ export function validateManifest(raw: unknown, entry: ServiceEntry, policy: Mani
     if (seen.has(key)) problems.push(`${at}: duplicate name and version`);
     seen.add(key);
     if (t.inputSchema['type'] !== 'object') problems.push(`${at}/inputSchema: must be a JSON Schema object with "type": "object"`);
+    else problems.push(...jsonSchemaProblems(t.inputSchema).map((p) => `${at}/inputSchema${p}`));
     if (t.outputSchema !== undefined && t.outputSchema['type'] !== 'object') {
       problems.push(`${at}/outputSchema: must be a JSON Schema object with "type": "object"`);
-    }
+    } else if (t.outputSchema !== undefined) problems.push(...jsonSchemaProblems(t.outputSchema).map((p) => `${at}/outputSchema${p}`));
     const executionUrl = resolveExecution(t.execution, entry.baseUrl, serviceOrigin, allowed);
     if (typeof executionUrl !== 'string') {
       problems.push(`${at}/execution: ${executionUrl.problem}`);

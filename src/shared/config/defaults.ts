@@ -23,9 +23,15 @@ export const DEFAULTS: GatewayConfig = {
     static: {
       routes: { demo: [{ id: 'demo-tools', baseUrl: `http://127.0.0.1:${DEMO_TOOL_SERVICE_PORT}`, manifestPath: '/manifest' }] },
     },
+    portal: { url: null, timeoutMs: 5_000, maxBytes: 16 * 1024 * 1024 },
+    refreshIntervalMs: 30_000,
+    refreshJitterRatio: 0.1,
+    maxRouteRemovalRatio: 0.5,
     maxToolsPerRoute: 50,
     manifestTimeoutMs: 5_000,
     maxManifestBytes: 8 * 1024 * 1024,
+    manifestConcurrency: 8,
+    manifestMaxBackoffMs: 60_000,
   },
   tools: {
     defaultTimeoutMs: 30_000,
@@ -34,6 +40,7 @@ export const DEFAULTS: GatewayConfig = {
     connectionsPerService: 64,
     allowedExecutionOrigins: [],
   },
+  redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   health: { readiness: 'initial-load' },
   log: { level: 'info' },
 };

@@ -19,7 +19,7 @@ const routeKeyRe = new RegExp(ROUTE_KEY_PATTERN);
 const REPLACED_WHOLE = new Set(['catalog.static.routes']);
 
 /** How an environment variable's text becomes a value. */
-type EnvKind = 'integer' | 'string' | 'list' | 'json';
+type EnvKind = 'integer' | 'number' | 'string' | 'nullable-string' | 'list' | 'json';
 
 /** One settable leaf of the configuration and its environment variable. */
 export interface ConfigKey {
@@ -52,8 +52,10 @@ function collectKeys(node: SchemaNode, path: string[]): ConfigKey[] {
 
 function kindOf(node: SchemaNode): EnvKind {
   if (node.type === 'integer') return 'integer';
+  if (node.type === 'number') return 'number';
   if (node.type === 'array' || node.anyOf?.some((n) => n.type === 'array')) return 'list';
   if (node.type === 'object') return 'json';
+  if (node.anyOf?.some((n) => n.type === 'null')) return 'nullable-string';
   return 'string';
 }
 
@@ -164,6 +166,16 @@ function parseEnvValue(name: string, kind: EnvKind, raw: string, problems: strin
       }
       return Number(raw.trim());
     }
+    case 'number': {
+      const n = Number(raw.trim());
+      if (raw.trim() === '' || !Number.isFinite(n)) {
+        problems.push(`${name}: must be a number, got ${JSON.stringify(raw)}`);
+        return undefined;
+      }
+      return n;
+    }
+    case 'nullable-string':
+      return raw.trim() === '' ? null : raw;
     case 'list':
       return raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
     case 'json':
@@ -226,6 +238,11 @@ function semanticProblems(config: GatewayConfig): string[] {
   for (const origin of config.tools.allowedExecutionOrigins) {
     if (normaliseOrigin(origin) === null) problems.push(`tools.allowedExecutionOrigins: ${JSON.stringify(origin)} is not an http(s) origin`);
   }
+  if (config.catalog.source === 'portal') {
+    if (config.catalog.portal.url === null) problems.push('catalog.portal.url: required when catalog.source is "portal"');
+    else if (normaliseOrigin(config.catalog.portal.url) === null) problems.push('catalog.portal.url: must be an absolute http(s) URL');
+  }
+  if (config.redis.url !== null && !/^rediss?:\/\//.test(config.redis.url)) problems.push('redis.url: must start with redis:// or rediss://');
   for (const [routeKey, entries] of Object.entries(config.catalog.static.routes)) {
     const at = `catalog.static.routes.${routeKey}`;
     if (!routeKeyRe.test(routeKey)) problems.push(`${at}: route key must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`);

@@ -48,14 +48,30 @@ export const ConfigSchema = Type.Object(
     ),
     catalog: Type.Object(
       {
-        source: Type.Literal('static'),
+        source: Type.Union([Type.Literal('static'), Type.Literal('portal')]),
         static: Type.Object(
           { routes: Type.Record(Type.String(), Type.Array(ServiceEntrySchema, { maxItems: 256 })) },
           { additionalProperties: false },
         ),
+        portal: Type.Object(
+          {
+            /** Full URL of the registry document; `null` unless `catalog.source` is `portal`. */
+            url: Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()]),
+            timeoutMs: PositiveInt(1, 600_000),
+            maxBytes: PositiveInt(256, 256 * 1024 * 1024),
+          },
+          { additionalProperties: false },
+        ),
+        refreshIntervalMs: PositiveInt(10, 86_400_000),
+        /** Each wait is refreshIntervalMs × (1 ± refreshJitterRatio), so replicas do not poll in lockstep. */
+        refreshJitterRatio: Type.Number({ minimum: 0, maximum: 1 }),
+        maxRouteRemovalRatio: Type.Number({ minimum: 0, maximum: 1 }),
         maxToolsPerRoute: PositiveInt(1, 100_000),
         manifestTimeoutMs: PositiveInt(1, 600_000),
         maxManifestBytes: PositiveInt(256, 256 * 1024 * 1024),
+        manifestConcurrency: PositiveInt(1, 1024),
+        /** Upper bound of the exponential backoff before a failing Tool Service's manifest is fetched again. */
+        manifestMaxBackoffMs: PositiveInt(0, 86_400_000),
       },
       { additionalProperties: false },
     ),
@@ -67,6 +83,15 @@ export const ConfigSchema = Type.Object(
         connectionsPerService: PositiveInt(1, 4096),
         /** Origins (scheme://host:port) a manifest may point `execution.url` at besides its own. */
         allowedExecutionOrigins: StringList,
+      },
+      { additionalProperties: false },
+    ),
+    redis: Type.Object(
+      {
+        /** `redis://host:port/db`; `null` disables the Redis fallback. */
+        url: Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()]),
+        namespace: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' }),
+        commandTimeoutMs: PositiveInt(1, 60_000),
       },
       { additionalProperties: false },
     ),

@@ -99,5 +99,5 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
 function idOf(message: unknown): RequestId | null {
   if (typeof message !== 'object' || message === null) return null;
   const id = (message as { id?: unknown }).id;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }

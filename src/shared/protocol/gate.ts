@@ -50,7 +50,6 @@ export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup:
   if (head.path === '/mcp' || head.path === '/mcp/') return reject(400, 'route key is required: POST /mcp/{routeKey}', 'no_route_key');
   const routeKey = head.path.slice('/mcp/'.length);
   if (!routeKeyRe.test(routeKey)) {
-    if (routeKey.includes('/')) return reject(404, 'Not found', 'not_found');
     // Never echo an invalid key: it may carry markup or control characters.
     return reject(400, `invalid route key: must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`, 'bad_route_key');
   }

@@ -39,7 +39,9 @@ export function httpStatusForRpcError(code: number): number {
 
 /** Serialises an id for splicing into a pre-built response. */
 export function encodeId(id: RequestId | null): string {
-  return typeof id === 'number' ? String(id) : JSON.stringify(id);
+  // 1e400 parses to Infinity, which is not JSON: such an id is answered as null.
+  if (typeof id === 'number') return Number.isFinite(id) ? String(id) : 'null';
+  return JSON.stringify(id);
 }
 
 /** The JSON text of a JSON-RPC error response. */

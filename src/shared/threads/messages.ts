@@ -4,7 +4,8 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { GatewayConfig } from '../config/schema.js';
-import type { WireError } from '../errors.js';
+import type { CatalogSource } from '../catalog/types.js';
+import type { GatewayErrorCode, WireError } from '../errors.js';
 import type { MetricObjectJson } from '../metrics-types.js';
 
 /** workerData of a shard worker. */
@@ -27,9 +28,45 @@ export interface AcceptorWorkerData {
   port: number;
 }
 
+/** workerData of the refresh worker. */
+export interface RefreshWorkerData {
+  kind: 'refresh';
+  config: GatewayConfig;
+  /** Revisions already served (non-empty after a restart of the refresh worker). */
+  published: Record<string, string>;
+}
+
+/** What the catalog refresher reports (refresh worker → main). */
+export type RefreshEvent =
+  /** The registry's route set; `removed` routes stop being served (404). */
+  | { type: 'routes'; routeKeys: string[]; removed: string[] }
+  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; source: CatalogSource; warning: string | null }
+  | { type: 'route-unchanged'; routeKey: string; warning: string | null }
+  | { type: 'route-failed'; routeKey: string; code: GatewayErrorCode; message: string; conflicts: string[] }
+  /** A route's `tools/list` bytes changed (for a future push channel). */
+  | { type: 'list-changed'; routeKey: string; revision: string }
+  | {
+      type: 'registry-status';
+      portalUp: boolean;
+      portalError: string | null;
+      redisUp: boolean | null;
+      suspect: string | null;
+      revision: string | null;
+      source: CatalogSource | null;
+    }
+  | { type: 'redis-problem'; message: string }
+  | { type: 'initial-load-complete' };
+
+/** Refresh worker → main. */
+export type RefreshToMain = RefreshEvent | { type: 'metrics'; requestId: number; metrics: MetricObjectJson[] } | { type: 'closed' };
+
+/** Main → refresh worker. */
+export type MainToRefresh = { type: 'metrics'; requestId: number } | { type: 'close' };
+
 /** Main → shard (parentPort). */
 export type MainToShard =
   | { type: 'install'; routeKey: string; snapshot: SharedArrayBuffer }
+  | { type: 'remove'; routeKey: string }
   | { type: 'metrics'; requestId: number }
   | { type: 'close' };
 
@@ -58,7 +95,7 @@ export interface DirectoryEntry {
 
 /** Main → acceptor worker. */
 export type MainToAcceptor =
-  | { type: 'directory'; entries: DirectoryEntry[] }
+  | { type: 'directory'; entries: DirectoryEntry[]; loaded: boolean; pendingReason: string }
   | { type: 'readiness'; status: number; body: string }
   | { type: 'metrics-result'; requestId: number; text: string }
   | { type: 'metrics-collect'; requestId: number }

@@ -106,6 +106,10 @@ parent.on('message', (msg: MainToShard) => {
     case 'install':
       install(msg.routeKey, msg.snapshot);
       break;
+    case 'remove':
+      // Acceptors stop routing to it through the main thread's directory; calls already here finish on the old runtime.
+      routes.delete(msg.routeKey);
+      break;
     case 'metrics':
       void metrics.registry.getMetricsAsJSON().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;

@@ -86,8 +86,15 @@ export async function handleToolCall(
     const lines = resolved.validator
       .Errors(args)
       .filter((e) => e.keyword !== 'boolean')
-      .slice(0, MAX_VIOLATIONS)
-      .map((e) => `- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`);
+      .flatMap((e) => {
+        const extra = (e.params as { additionalProperties?: unknown }).additionalProperties;
+        // Name each unexpected property at its own path, so the model knows what to drop.
+        if (e.keyword === 'additionalProperties' && Array.isArray(extra)) {
+          return extra.map((name) => `- ${e.instancePath}/${String(name)}: is not an allowed property`);
+        }
+        return [`- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`];
+      })
+      .slice(0, MAX_VIOLATIONS);
     const mapped = toolError(`Invalid arguments for tool ${JSON.stringify(name)}:\n${lines.join('\n')}`);
     return result(id, mapped.json, true);
   }

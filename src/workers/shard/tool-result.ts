@@ -55,7 +55,7 @@ export function toolError(message: string): MappedResult {
  * a valid CallToolResult is passed through as those bytes (no re-serialisation).
  */
 export function mapJsonAnswer(value: unknown, rawText: string): MappedResult {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && 'content' in value) {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content)) {
     return mapCallToolResult(value, rawText);
   }
   const wrapped: Record<string, unknown> = { content: [{ type: 'text', text: rawText }] };

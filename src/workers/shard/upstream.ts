@@ -116,7 +116,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
     const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    if (statusCode < 200 || statusCode > 299) this.mode = 'error';
+    // Contract v1: a result is `200`; any other status (201 and 204 included) is a failure.
+    if (statusCode !== 200) this.mode = 'error';
     else if (contentType === NDJSON) {
       this.mode = 'ndjson';
       this.ndjson = new NdjsonReader();

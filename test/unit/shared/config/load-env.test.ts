@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
 import { CONFIG_KEYS, ENV_CONFIG_FILE, loadConfig } from '../../../../src/shared/config/load.js';
+import { ConfigSchema } from '../../../../src/shared/config/schema.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
 
 function configProblems(fn: () => unknown): readonly string[] {
@@ -78,6 +79,22 @@ describe('environment overrides', () => {
     expect(bad).toMatch(/^log\.level: /);
   });
 
+  it('parses decimal numbers and refuses non-numbers', () => {
+    const numeric = CONFIG_KEYS.find((k) => k.kind === 'number');
+    expect(numeric).toBeDefined();
+    if (numeric === undefined) return;
+    expect(getPath(fromEnv({ [numeric.env]: ' 0.25 ' }), numeric.path)).toBe(0.25);
+    expect(configProblems(() => fromEnv({ [numeric.env]: 'half' }))).toEqual([`${numeric.env}: must be a number, got "half"`]);
+    expect(configProblems(() => fromEnv({ [numeric.env]: '' }))).toEqual([`${numeric.env}: must be a number, got ""`]);
+  });
+
+  it('reads an empty nullable string as null', () => {
+    const nullable = CONFIG_KEYS.find((k) => k.kind === 'nullable-string');
+    expect(nullable).toBeDefined();
+    if (nullable === undefined) return;
+    expect(getPath(fromEnv({ [nullable.env]: '' }), nullable.path)).toBeNull();
+  });
+
   it('accepts the MCP_GATEWAY_PORT and MCP_GATEWAY_HOST aliases', () => {
     const config = fromEnv({ MCP_GATEWAY_PORT: '9400', MCP_GATEWAY_HOST: '0.0.0.0' });
     expect(config.server.port).toBe(9400);
@@ -128,34 +145,54 @@ describe('CONFIG_KEYS', () => {
     });
   });
 
-  // Each documented variable must really be read: set it to a non-default value and see it arrive.
+  // Each documented variable must really be read: set it to a valid non-default value and see it arrive.
   it.each(CONFIG_KEYS.map((k) => [k.env, k] as const))('%s sets its key', (_name, key) => {
-    const samples: Record<string, [string, unknown]> = {
-      'server.host': ['0.0.0.0', '0.0.0.0'],
-      'server.allowedOrigins': ['https://a.example.com', ['https://a.example.com']],
-      'server.allowedHosts': ['gw.example.com,gw2.example.com', ['gw.example.com', 'gw2.example.com']],
-      'catalog.source': ['static', 'static'],
-      'catalog.static.routes': ['{"x":[{"id":"s","baseUrl":"http://127.0.0.1:1"}]}', { x: [{ id: 's', baseUrl: 'http://127.0.0.1:1' }] }],
-      'tools.allowedExecutionOrigins': ['http://10.1.2.3:80', ['http://10.1.2.3:80']],
-      'health.readiness': ['all-routes', 'all-routes'],
-      'log.level': ['warn', 'warn'],
-      'server.port': ['9000', 9000],
-      'server.maxBodyBytes': ['2048', 2048],
-      'server.retryAfterSeconds': ['7', 7],
-      'workers.shards': ['2', 2],
-      'workers.acceptors': ['2', 2],
-      'workers.maxPendingCallsPerShard': ['500', 500],
-      'catalog.maxToolsPerRoute': ['20', 20],
-      'catalog.manifestTimeoutMs': ['1500', 1500],
-      'catalog.maxManifestBytes': ['4096', 4096],
-      'tools.defaultTimeoutMs': ['1000', 1000],
-      'tools.maxTimeoutMs': ['60000', 60000],
-      'tools.maxResponseBytes': ['4096', 4096],
-      'tools.connectionsPerService': ['8', 8],
-    };
-    // A key added without a sample here fails, so that its variable gets a test.
-    const [raw, expected] = samples[key.path] ?? ['', undefined];
-    expect(expected).not.toBeUndefined();
-    expect(getPath(fromEnv({ [key.env]: raw }), key.path)).toEqual(expected);
+    const sample = sampleFor(key.path, key.kind);
+    expect(sample, `no sample value for ${key.path}; add one to sampleFor()`).toBeDefined();
+    const [raw, expected, companions] = sample as Sample;
+    expect(expected).not.toEqual(getPath(DEFAULTS, key.path));
+    expect(getPath(fromEnv({ ...companions, [key.env]: raw }), key.path)).toEqual(expected);
   });
 });
+
+type Sample = [raw: string, expected: unknown, companions?: Record<string, string>];
+
+interface SchemaNode {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  properties?: Record<string, SchemaNode>;
+  anyOf?: SchemaNode[];
+  const?: unknown;
+}
+
+/** Hand-picked values for strings, whose valid forms the schema alone does not say. */
+const STRING_SAMPLES: Record<string, Sample> = {
+  'server.host': ['0.0.0.0', '0.0.0.0'],
+  'catalog.static.routes': ['{"x":[{"id":"s","baseUrl":"http://127.0.0.1:1"}]}', { x: [{ id: 's', baseUrl: 'http://127.0.0.1:1' }] }],
+  'catalog.portal.url': ['http://127.0.0.1:1/registry', 'http://127.0.0.1:1/registry'],
+  'redis.url': ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
+  'redis.namespace': ['tenant-a:prod', 'tenant-a:prod'],
+};
+/** Variables a value needs beside it to be valid. */
+const COMPANIONS: Record<string, Record<string, string>> = {
+  'catalog.source': { MCP_GATEWAY_CATALOG_PORTAL_URL: 'http://127.0.0.1:1/registry' },
+};
+
+function sampleFor(path: string, kind: string): Sample | undefined {
+  const node = path.split('.').reduce<SchemaNode | undefined>((n, k) => n?.properties?.[k], ConfigSchema as unknown as SchemaNode);
+  const current = getPath(DEFAULTS, path);
+  const companions = COMPANIONS[path];
+  const known = STRING_SAMPLES[path];
+  if (known) return known;
+  if ((kind === 'integer' || kind === 'number') && node && typeof current === 'number') {
+    const step = kind === 'integer' ? 1 : 0.125;
+    const value = current + step <= (node.maximum ?? Infinity) ? current + step : current - step;
+    return [String(value), value];
+  }
+  if (kind === 'list') return ['http://10.1.2.3:80, https://a.example.com', ['http://10.1.2.3:80', 'https://a.example.com']];
+  const literals = node?.anyOf?.map((n) => n.const).filter((c): c is string => typeof c === 'string') ?? [];
+  const other = literals.find((l) => l !== current);
+  if (other !== undefined) return [other, other, companions];
+  return undefined;
+}

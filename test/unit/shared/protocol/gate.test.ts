@@ -113,11 +113,12 @@ describe('gateMcpRequest', () => {
     expect(r.message).toBe(`Unknown route "${'a'.repeat(63)}"`);
   });
 
-  it('answers 404 for extra path segments without echoing them', () => {
+  it('answers 400 for extra path segments (not a route key, SPEC §3) without echoing them', () => {
     for (const path of ['/mcp/core/tools', '/mcp/core/', '/mcp//core', '/mcp/core/<b>']) {
       const r = refusal(gate({ path }));
-      expect(r.status, path).toBe(404);
-      expect(r.message).toBe('Not found');
+      expect(r.status, path).toBe(400);
+      expect(r.label).toBe('bad_route_key');
+      expect(r.message).not.toContain('core');
     }
   });
 

@@ -1,0 +1,110 @@
+/**
+ * The refresh worker thread: all Portal, manifest and Redis I/O and all
+ * catalog building happen here, off the request path. It runs refresh
+ * cycles back to back (interval ± jitter), forwards the refresher's events
+ * to the main thread, and answers metrics scrapes.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createLogger } from '../../shared/log.js';
+import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../../shared/threads/messages.js';
+import { PortalClient } from './portal-client.js';
+import { RedisStore } from './redis-store.js';
+import { Refresher } from './refresher.js';
+
+if (parentPort === null) throw new Error('refresh-worker must run as a worker thread');
+const parent = parentPort;
+const data = workerData as RefreshWorkerData;
+const { config } = data;
+const log = createLogger(config.log.level, { thread: 'refresh' });
+
+const registry = new Registry();
+const cycles = new Counter({ name: 'mcp_gateway_refresh_cycles_total', help: 'Refresh cycles, by how the registry was obtained.', labelNames: ['registry'] as const, registers: [registry] });
+const cycleSeconds = new Histogram({
+  name: 'mcp_gateway_refresh_cycle_duration_seconds',
+  help: 'Duration of a whole refresh cycle.',
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+const failures = new Counter({ name: 'mcp_gateway_refresh_failures_total', help: 'Refresh failures by cause (route codes, portal, redis).', labelNames: ['cause'] as const, registers: [registry] });
+const portalUp = new Gauge({ name: 'mcp_gateway_portal_up', help: '1 when the last Portal poll succeeded (portal mode only).', registers: [registry] });
+const redisUp = new Gauge({ name: 'mcp_gateway_redis_up', help: '1 when the Redis connection is up (when redis.url is set).', registers: [registry] });
+const suspect = new Gauge({ name: 'mcp_gateway_registry_suspect', help: '1 while the latest registry document is ignored by the mass-removal guard.', registers: [registry] });
+const listChanged = new Counter({ name: 'mcp_gateway_list_changed_total', help: 'Route tools/list changes published.', labelNames: ['route'] as const, registers: [registry] });
+
+const send = (msg: RefreshToMain): void => parent.postMessage(msg);
+
+function emit(event: RefreshEvent): void {
+  switch (event.type) {
+    case 'route-failed':
+      failures.inc({ cause: event.code });
+      log.warn({ route: event.routeKey, code: event.code, reason: event.message }, 'route refresh failed');
+      break;
+    case 'registry-status':
+      if (config.catalog.source === 'portal') portalUp.set(event.portalUp ? 1 : 0);
+      if (event.redisUp !== null) redisUp.set(event.redisUp ? 1 : 0);
+      suspect.set(event.suspect === null ? 0 : 1);
+      if (!event.portalUp) failures.inc({ cause: 'PORTAL_UNREACHABLE' });
+      if (event.suspect !== null) log.error({ reason: event.suspect }, 'suspect registry ignored');
+      if (event.portalError !== null) log.warn({ reason: event.portalError }, 'Portal poll failed');
+      break;
+    case 'redis-problem':
+      failures.inc({ cause: 'REDIS' });
+      log.warn({ reason: event.message }, 'Redis problem');
+      break;
+    case 'list-changed':
+      listChanged.inc({ route: event.routeKey });
+      break;
+    default:
+      break;
+  }
+  send(event);
+}
+
+const portal =
+  config.catalog.source === 'portal' && config.catalog.portal.url !== null
+    ? new PortalClient({ url: config.catalog.portal.url, timeoutMs: config.catalog.portal.timeoutMs, maxBytes: config.catalog.portal.maxBytes })
+    : null;
+const redis = config.redis.url !== null ? new RedisStore(config.redis.url, config.redis.namespace, config.redis.commandTimeoutMs) : null;
+const refresher = new Refresher({ config, emit, portal, redis, published: data.published });
+
+let stopped = false;
+let timer: NodeJS.Timeout | null = null;
+
+/** interval × (1 ± jitter): replicas started together drift apart instead of polling in lockstep. */
+function nextDelay(): number {
+  const { refreshIntervalMs, refreshJitterRatio } = config.catalog;
+  return Math.max(0, refreshIntervalMs * (1 + refreshJitterRatio * (Math.random() * 2 - 1)));
+}
+
+async function loop(): Promise<void> {
+  if (stopped) return;
+  const end = cycleSeconds.startTimer();
+  try {
+    const report = await refresher.cycle();
+    cycles.inc({ registry: report.registry });
+    log.debug({ report }, 'refresh cycle finished');
+  } catch (err) {
+    log.error({ err: String(err) }, 'refresh cycle crashed; the next cycle runs on schedule');
+  } finally {
+    end();
+  }
+  if (!stopped) timer = setTimeout(() => void loop(), nextDelay());
+}
+
+parent.on('message', (msg: MainToRefresh) => {
+  if (msg.type === 'metrics') {
+    void registry.getMetricsAsJSON().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
+  } else if (msg.type === 'close') {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+    void (redis?.close() ?? Promise.resolve()).finally(() => {
+      send({ type: 'closed' });
+      parent.close();
+      // Pending manifest fetches may hold the loop open; nothing here is worth waiting for.
+      setImmediate(() => process.exit(0));
+    });
+  }
+});
+
+void loop();

@@ -1,0 +1,112 @@
+/**
+ * Keeps the documentation in step with the code (fastify's
+ * `test/internals/errors.test.js` way): a config key, an environment variable
+ * or an error code that exists in src/ but not in the docs fails the suite, as
+ * does a `listChanged` claim the server does not keep (SPEC §9 defect 4) and
+ * a golden example that git would not track (SPEC §9 defect 6).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/shared/config/defaults.js';
+import { CONFIG_KEYS, ENV_CONFIG_FILE } from '../../src/shared/config/load.js';
+import { GatewayErrorCode, JsonRpcErrorCode } from '../../src/shared/errors.js';
+import { SERVER_CAPABILITIES } from '../../src/shared/protocol/mcp.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+/** The first markdown table row of `doc` whose first cell is `` `key` ``. */
+function rowOf(doc: string, key: string): string | undefined {
+  return doc.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
+}
+
+describe('docs/configuration.md', () => {
+  const doc = read('docs/configuration.md');
+
+  it.each(CONFIG_KEYS.map((k) => [k.path, k] as const))('documents %s with its variable and default', (path, key) => {
+    const row = rowOf(doc, path);
+    expect(row, `no table row for ${path}`).toBeDefined();
+    expect(row, `row of ${path} does not name ${key.env}`).toContain(`\`${key.env}\``);
+    const value = path.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], DEFAULTS);
+    expect(row, `row of ${path} does not show the default ${JSON.stringify(value)}`).toContain(`\`${JSON.stringify(value)}\``);
+  });
+
+  it('lists no key that the configuration does not have', () => {
+    const known = new Set(CONFIG_KEYS.map((k) => k.path));
+    const listed = [...doc.matchAll(/^\| `([a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+)` \|/gm)].map((m) => m[1] as string);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.filter((k) => !known.has(k))).toEqual([]);
+  });
+
+  it('documents the config-file variable and the port/host aliases', () => {
+    for (const name of [ENV_CONFIG_FILE, 'MCP_GATEWAY_PORT', 'MCP_GATEWAY_HOST']) expect(doc).toContain(`\`${name}\``);
+  });
+});
+
+describe('docs/contracts/errors.md', () => {
+  const doc = read('docs/contracts/errors.md');
+
+  it.each(Object.entries(JsonRpcErrorCode))('documents JSON-RPC %s', (name, code) => {
+    const row = rowOf(doc, name);
+    expect(row, `no table row for ${name}`).toBeDefined();
+    expect(row).toContain(`\`${code}\``);
+  });
+
+  it.each(Object.values(GatewayErrorCode))('documents gateway code %s', (code) => {
+    expect(rowOf(doc, code), `no table row for ${code}`).toBeDefined();
+  });
+});
+
+describe('docs/contracts/mcp-endpoint.md', () => {
+  const doc = read('docs/contracts/mcp-endpoint.md');
+
+  it('states the listChanged value the server declares (SPEC §9 defect 4)', () => {
+    const declared = SERVER_CAPABILITIES.tools.listChanged;
+    expect(typeof declared).toBe('boolean');
+    expect(doc).toContain(`\`capabilities.tools.listChanged\` is \`${declared}\``);
+    expect(doc).toContain(`"listChanged":${declared}`);
+    // No sentence may claim the opposite value as the current behaviour.
+    expect(doc).not.toContain(`\`capabilities.tools.listChanged\` is \`${!declared}\``);
+    expect(doc).not.toContain(`"listChanged":${!declared}`);
+    expect(doc).not.toMatch(new RegExp(`listChanged:\\s*${!declared}`));
+  });
+});
+
+describe('golden examples', () => {
+  it('every examples/… link in docs/contracts points at an existing file', () => {
+    const dir = join(ROOT, 'docs', 'contracts');
+    const broken: string[] = [];
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.md'))) {
+      for (const m of read(`docs/contracts/${file}`).matchAll(/\]\((examples\/[^)#]+)\)/g)) {
+        if (!existsSync(resolve(dir, m[1] as string))) broken.push(`${file} → ${m[1]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('are not ignored by git: they are tracked test inputs (SPEC §9 defect 6)', () => {
+    let ignored: string;
+    try {
+      ignored = execFileSync('git', ['check-ignore', '--no-index', '-v', ...exampleFiles()], { cwd: ROOT, encoding: 'utf8' });
+    } catch (err) {
+      // Exit status 1: nothing is ignored. Anything else (no git, not a checkout) cannot be checked here.
+      const status = (err as { status?: number }).status;
+      if (status === 1) return;
+      console.warn(`git check-ignore unavailable (status ${String(status)}); skipped`);
+      return;
+    }
+    expect(ignored.trim(), 'ignore rules match golden examples').toBe('');
+  });
+});
+
+function exampleFiles(): string[] {
+  const base = join('docs', 'contracts', 'examples');
+  const out = [join(base, 'README.md')];
+  for (const folder of ['mcp', 'manifest', 'execution']) {
+    for (const f of readdirSync(join(ROOT, base, folder))) out.push(join(base, folder, f));
+  }
+  return out;
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { validateManifest, type ManifestPolicy, type ManifestResult } from '../../../../src/shared/catalog/manifest.js';
+import type { CatalogTool } from '../../../../src/shared/catalog/types.js';
+
+const entry = { id: 'hr-tools', baseUrl: 'http://127.0.0.1:8081' };
+const policy: ManifestPolicy = { defaultTimeoutMs: 30_000, maxTimeoutMs: 60_000, allowedExecutionOrigins: [] };
+
+const baseTool = {
+  name: 'employee_search',
+  version: '1.2.0',
+  description: 'Find employees by name or team.',
+  inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  execution: { path: '/tools/employee_search' },
+};
+const manifest = (tools: unknown[]) => ({ service: 'hr-tools', tools });
+const one = (over: Record<string, unknown>) => manifest([{ ...baseTool, ...over }]);
+
+function tools(result: ManifestResult): CatalogTool[] {
+  if (!result.ok) throw new Error(`expected a valid manifest, got: ${result.problems.join('; ')}`);
+  return result.tools;
+}
+function problems(result: ManifestResult): string[] {
+  expect(result.ok).toBe(false);
+  return result.ok ? [] : result.problems;
+}
+
+describe('validateManifest', () => {
+  it('turns the SPEC §7 example into a catalog tool', () => {
+    const result = validateManifest(
+      manifest([
+        {
+          ...baseTool,
+          active: true,
+          title: 'Search employees',
+          outputSchema: { type: 'object' },
+          annotations: { readOnlyHint: true },
+          timeoutMs: 5000,
+        },
+      ]),
+      entry,
+      policy,
+    );
+    expect(tools(result)).toEqual([
+      {
+        name: 'employee_search',
+        version: '1.2.0',
+        active: true,
+        serviceId: 'hr-tools',
+        title: 'Search employees',
+        description: 'Find employees by name or team.',
+        inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+        outputSchema: { type: 'object' },
+        annotations: { readOnlyHint: true },
+        timeoutMs: 5000,
+        executionUrl: 'http://127.0.0.1:8081/tools/employee_search',
+      },
+    ]);
+  });
+
+  it('defaults active to true and the timeout to tools.defaultTimeoutMs, leaving optional fields out', () => {
+    const [t] = tools(validateManifest(one({}), entry, policy));
+    expect(t?.active).toBe(true);
+    expect(t?.timeoutMs).toBe(30_000);
+    expect(Object.keys(t ?? {}).sort()).toEqual(['active', 'description', 'executionUrl', 'inputSchema', 'name', 'serviceId', 'timeoutMs', 'version']);
+    expect(tools(validateManifest(one({ active: false }), entry, policy))[0]?.active).toBe(false);
+  });
+
+  it('caps a manifest timeout at tools.maxTimeoutMs, and caps the default too', () => {
+    expect(tools(validateManifest(one({ timeoutMs: 600_000 }), entry, policy))[0]?.timeoutMs).toBe(60_000);
+    expect(tools(validateManifest(one({ timeoutMs: 60_000 }), entry, policy))[0]?.timeoutMs).toBe(60_000);
+    expect(tools(validateManifest(one({}), entry, { ...policy, defaultTimeoutMs: 90_000 }))[0]?.timeoutMs).toBe(60_000);
+  });
+
+  it('ignores unknown extra fields (compatible extension)', () => {
+    const result = validateManifest({ ...one({ futureField: { x: 1 } }), schemaVersion: 2 }, entry, policy);
+    expect(tools(result)[0]).not.toHaveProperty('futureField');
+    expect(tools(result)[0]?.name).toBe('employee_search');
+  });
+
+  it('accepts names of 1 and 128 allowed characters', () => {
+    for (const name of ['a', 'A-z_0.9', 'x'.repeat(128)]) expect(tools(validateManifest(one({ name }), entry, policy))[0]?.name).toBe(name);
+  });
+
+  it('refuses names that break the MCP tool-name rule', () => {
+    for (const name of ['', 'x'.repeat(129), 'has space', 'slash/name', 'ünï', 'semi;colon']) {
+      const p = problems(validateManifest(one({ name }), entry, policy));
+      expect(p, name).toContain('/tools/0/name: must match pattern "^[A-Za-z0-9_.-]{1,128}$"');
+    }
+  });
+
+  it('refuses a tool without a version', () => {
+    const { version: _dropped, ...noVersion } = baseTool;
+    expect(problems(validateManifest(manifest([noVersion]), entry, policy))).toContain('/tools/0: must have required properties version');
+  });
+
+  it('refuses a manifest that is not an object or has no tools array', () => {
+    for (const raw of [null, 'manifest', [], { service: 'x' }, { tools: [] }, { service: 'x', tools: {} }]) {
+      expect(problems(validateManifest(raw, entry, policy)).length, JSON.stringify(raw)).toBeGreaterThan(0);
+    }
+  });
+
+  it('refuses an inputSchema that is not a JSON Schema object of type object', () => {
+    for (const inputSchema of [{ type: 'string' }, {}, { type: 'array' }]) {
+      const p = problems(validateManifest(one({ inputSchema }), entry, policy));
+      expect(p).toEqual(['/tools/0 (employee_search@1.2.0)/inputSchema: must be a JSON Schema object with "type": "object"']);
+    }
+    expect(problems(validateManifest(one({ inputSchema: 'object' }), entry, policy))).toContain('/tools/0/inputSchema: must be object');
+  });
+
+  it('refuses an outputSchema that is not of type object', () => {
+    expect(problems(validateManifest(one({ outputSchema: { type: 'string' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/outputSchema: must be a JSON Schema object with "type": "object"',
+    ]);
+  });
+
+  it('refuses an execution path that would leave the Tool Service origin', () => {
+    expect(problems(validateManifest(one({ execution: { path: '//evil.example.com/x' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: path must not start with "//"',
+    ]);
+    // WHATWG URL parsing turns "/\" into "//" for http(s): that must not escape either.
+    expect(problems(validateManifest(one({ execution: { path: '/\\evil.example.com/x' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: path leaves the Tool Service origin',
+    ]);
+    expect(problems(validateManifest(one({ execution: { path: 'tools/x' } }), entry, policy)).length).toBeGreaterThan(0);
+  });
+
+  it('resolves an execution path under a baseUrl that has a path prefix', () => {
+    const prefixed = { id: 'hr', baseUrl: 'http://127.0.0.1:8081/api/v1/' };
+    expect(tools(validateManifest(one({}), prefixed, policy))[0]?.executionUrl).toBe('http://127.0.0.1:8081/api/v1/tools/employee_search');
+  });
+
+  it('accepts an execution url on the service origin and refuses another origin unless allow-listed', () => {
+    const same = one({ execution: { url: 'http://127.0.0.1:8081/run?tool=x' } });
+    expect(tools(validateManifest(same, entry, policy))[0]?.executionUrl).toBe('http://127.0.0.1:8081/run?tool=x');
+    const other = one({ execution: { url: 'http://169.254.169.254/latest/meta-data' } });
+    expect(problems(validateManifest(other, entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: url origin http://169.254.169.254 is neither the Tool Service origin nor in tools.allowedExecutionOrigins',
+    ]);
+    const otherPort = one({ execution: { url: 'http://127.0.0.1:8082/run' } });
+    expect(problems(validateManifest(otherPort, entry, policy))).toHaveLength(1);
+    const allowed = { ...policy, allowedExecutionOrigins: ['http://127.0.0.1:8082/'] };
+    expect(tools(validateManifest(otherPort, entry, allowed))[0]?.executionUrl).toBe('http://127.0.0.1:8082/run');
+  });
+
+  it('refuses an execution url that is not absolute http(s), and an execution with both or neither form', () => {
+    expect(problems(validateManifest(one({ execution: { url: 'file:///etc/passwd' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: url must be an absolute http(s) URL',
+    ]);
+    expect(problems(validateManifest(one({ execution: { url: '/relative' } }), entry, policy))).toHaveLength(1);
+    expect(problems(validateManifest(one({ execution: { path: '/a', url: 'http://127.0.0.1:8081/a' } }), entry, policy)).length).toBeGreaterThan(0);
+    expect(problems(validateManifest(one({ execution: {} }), entry, policy)).length).toBeGreaterThan(0);
+  });
+
+  it('refuses a duplicate name and version, but allows one name in several versions', () => {
+    expect(problems(validateManifest(manifest([baseTool, baseTool]), entry, policy))).toEqual([
+      '/tools/1 (employee_search@1.2.0): duplicate name and version',
+    ]);
+    const versions = tools(validateManifest(manifest([baseTool, { ...baseTool, version: '2.0.0', active: false }]), entry, policy));
+    expect(versions.map((t) => `${t.name}@${t.version}:${t.active}`)).toEqual(['employee_search@1.2.0:true', 'employee_search@2.0.0:false']);
+  });
+
+  it('reports every problem of every tool at once', () => {
+    const result = validateManifest(
+      manifest([
+        { ...baseTool, name: 'a', inputSchema: { type: 'string' } },
+        { ...baseTool, name: 'b', execution: { path: '//evil' } },
+        { ...baseTool, name: 'c', outputSchema: { type: 'array' } },
+      ]),
+      entry,
+      policy,
+    );
+    expect(problems(result).map((p) => p.slice(0, p.indexOf(')') + 1))).toEqual(['/tools/0 (a@1.2.0)', '/tools/1 (b@1.2.0)', '/tools/2 (c@1.2.0)']);
+  });
+});
