@@ -7,8 +7,19 @@
  * nearly all measured cost is the gateway's, not the downstream's.
  *
  * Usage: `node dist/bench/echo-tool-service.js --port P --tools N [--host H]
- * [--service-id ID]`. `--port 0` picks a free port. `N` also comes from
- * `BENCH_TOOLS` (default 50). Prints `listening <port>` once accepting.
+ * [--service-id ID] [--churn]`. `--port 0` picks a free port. `N` also comes
+ * from `BENCH_TOOLS` (default 50). Prints `listening <port>` once accepting.
+ *
+ * `GET /manifest?tools=K` serves a K-tool manifest instead of N (0–500), so
+ * one service can stand behind routes of different sizes; other query
+ * parameters are ignored (a bench gives each route its own `manifestPath`,
+ * e.g. `/manifest?tools=5&route=r07`, so the gateway fetches it per route).
+ *
+ * `--churn` (refresh-under-load bench): every manifest answer embeds a new
+ * revision counter in every tool description, so each refresh of the gateway
+ * sees changed catalogs and must rebuild and swap them. `POST /churn/pause`
+ * freezes the counter (manifests stable, byte for byte), `POST /churn/resume`
+ * restarts it, `GET /churn/stats` answers `{churning, revision, manifests}`.
  */
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -25,6 +36,7 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     tools: { type: 'string', default: process.env.BENCH_TOOLS ?? '50' },
     'service-id': { type: 'string', default: 'echo' },
+    churn: { type: 'boolean', default: false },
   },
 });
 
@@ -34,9 +46,42 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port
 if (!Number.isInteger(toolCount) || toolCount < 0) throw new Error(`--tools: not a count: ${values.tools}`);
 
 // Everything answered is precomputed: the hot path only writes bytes.
-const manifestBody = Buffer.from(JSON.stringify(generateManifest(toolCount, { serviceId: values['service-id'] })));
-// A strong ETag lets the gateway's refresh cost a 304 (SPEC §7 If-None-Match).
-const etag = `"${createHash('sha256').update(manifestBody).digest('base64url').slice(0, 27)}"`;
+const MAX_QUERY_TOOLS = 500;
+const REVISION_MARK = '\u0000REV\u0000';
+
+interface ManifestVariant {
+  /** Static body and its strong ETag. */
+  body: Buffer;
+  etag: string;
+  /** Churn template: the JSON split where the revision counter goes. */
+  parts: string[] | null;
+}
+
+const variants = new Map<number, ManifestVariant>();
+
+function variant(tools: number): ManifestVariant {
+  let v = variants.get(tools);
+  if (v === undefined) {
+    const manifest = generateManifest(tools, { serviceId: values['service-id'] });
+    const body = Buffer.from(JSON.stringify(manifest));
+    // A strong ETag lets the gateway's refresh cost a 304 (SPEC §7 If-None-Match).
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    let parts: string[] | null = null;
+    if (values.churn) {
+      for (const t of manifest.tools) t.description = `${t.description} Catalog revision ${REVISION_MARK}.`;
+      parts = JSON.stringify(manifest).split(JSON.stringify(REVISION_MARK).slice(1, -1));
+    }
+    v = { body, etag, parts };
+    variants.set(tools, v);
+  }
+  return v;
+}
+variant(toolCount);
+
+let churning = values.churn;
+let revision = 0;
+let manifestsServed = 0;
+
 const okBody = Buffer.from('{"content":[{"type":"text","text":"ok"}]}');
 const tooLargeBody = Buffer.from('{"error":"request body too large"}');
 const notFoundBody = Buffer.from('{"error":"not found"}');
@@ -44,13 +89,43 @@ const notFoundBody = Buffer.from('{"error":"not found"}');
 const app = uWS.App();
 
 app.get('/manifest', (res, req) => {
-  // Synchronous answer: uWS has the response corked in this top-level call.
-  if (req.getHeader('if-none-match') === etag) {
-    res.writeStatus('304 Not Modified').writeHeader('etag', etag).end();
+  manifestsServed++;
+  const q = req.getQuery('tools');
+  const tools = q === undefined || q === '' ? toolCount : Number(q);
+  if (!Number.isInteger(tools) || tools < 0 || tools > MAX_QUERY_TOOLS) {
+    res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json').end(`{"error":"tools must be an integer 0-${MAX_QUERY_TOOLS}"}`);
     return;
   }
-  res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', etag).end(manifestBody);
+  const v = variant(tools);
+  if (v.parts !== null) {
+    // Churn: a new revision per answer while churning, the frozen one while paused.
+    if (churning) revision++;
+    const body = v.parts.join(String(revision));
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', `"r${revision}-${tools}"`).end(body);
+    return;
+  }
+  // Synchronous answer: uWS has the response corked in this top-level call.
+  if (req.getHeader('if-none-match') === v.etag) {
+    res.writeStatus('304 Not Modified').writeHeader('etag', v.etag).end();
+    return;
+  }
+  res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', v.etag).end(v.body);
 });
+
+if (values.churn) {
+  const stats = (): string => JSON.stringify({ churning, revision, manifests: manifestsServed });
+  app.post('/churn/pause', (res) => {
+    churning = false;
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(stats());
+  });
+  app.post('/churn/resume', (res) => {
+    churning = true;
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(stats());
+  });
+  app.get('/churn/stats', (res) => {
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(stats());
+  });
+}
 
 app.post('/tools/*', (res) => {
   let done = false;

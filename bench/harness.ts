@@ -39,12 +39,26 @@ export interface SpawnOptions {
   label?: string;
 }
 
+/** One request of a {@link LoadOptions.requests} sequence. */
+export interface LoadRequest {
+  /** Path (and query) on the origin of {@link LoadOptions.url}. */
+  path: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 /** Options of {@link runLoad}. */
 export interface LoadOptions {
   url: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
+  /**
+   * A sequence of requests each connection sends in order, round and round
+   * (autocannon `requests`); when set, `url` gives only the origin.
+   */
+  requests?: LoadRequest[];
   connections: number;
   durationSec: number;
 }
@@ -56,6 +70,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** Responses per HTTP status code. */
+  statusCounts: Record<string, number>;
   /** Connection errors and timeouts reported by autocannon. */
   errors: number;
   /** Responses received (any status). */
@@ -276,6 +292,25 @@ export function peakRssKb(pid: number): number {
   }
 }
 
+/**
+ * Busy CPU time of the whole machine so far (all cores, every process), in µs,
+ * from the `cpu` line of /proc/stat. Its unit is USER_HZ, which the kernel
+ * fixes at 100 for user space whatever its internal tick rate.
+ */
+export function machineBusyMicros(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const [, user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1_000_000) / 100;
+}
+
+/** Median of the finite values (NaN when there are none). */
+export function median(values: number[]): number {
+  const s = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? Number.NaN) + (s[mid] ?? Number.NaN)) / 2;
+}
+
 /** Value at quantile `q` of an ascending-sorted array (nearest rank). */
 function quantile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -296,12 +331,14 @@ export function runLoad(load: LoadOptions): Promise<LoadResult> {
     let latencies = new Float64Array(1 << 16);
     let count = 0;
     let non2xx = 0;
+    const statusCounts: Record<string, number> = {};
     const instance = autocannon(
       {
         url: load.url,
         method: load.method ?? 'GET',
         headers: load.headers ?? {},
         ...(load.body !== undefined ? { body: load.body } : {}),
+        ...(load.requests !== undefined ? { requests: load.requests.map((r) => ({ ...r, headers: r.headers ?? load.headers ?? {} })) } : {}),
         connections: load.connections,
         pipelining: 1,
         duration: load.durationSec,
@@ -320,6 +357,7 @@ export function runLoad(load: LoadOptions): Promise<LoadResult> {
           p50Ms: quantile(sorted, 0.5),
           p99Ms: quantile(sorted, 0.99),
           non2xx,
+          statusCounts,
           errors: result.errors,
           total: count,
           durationSec,
@@ -334,6 +372,7 @@ export function runLoad(load: LoadOptions): Promise<LoadResult> {
       }
       latencies[count++] = responseTime;
       if (statusCode < 200 || statusCode > 299) non2xx++;
+      statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
     });
     const guard = setTimeout(() => instance.stop(), (load.durationSec + 10) * 1000);
   });

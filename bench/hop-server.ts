@@ -266,6 +266,7 @@ async function runServer(): Promise<void> {
       const dispatcher = new ShardDispatcher(
         started.map((s) => s.port),
         1_000_000,
+        0,
         noop,
         noop,
       );
@@ -273,7 +274,7 @@ async function runServer(): Promise<void> {
       let counter = 0;
       app.post('/mcp/*', (res, req) => {
         const routeKey = req.getUrl().slice('/mcp/'.length);
-        const call: PendingCall = { res, aborted: false, routeKey, startedAt: 0 };
+        const call: PendingCall = { res, aborted: false, routeKey, startedAt: 0, cancelKey: '' };
         readBody(
           res,
           () => {

@@ -15,11 +15,11 @@
  * seconds (1, discarded), BENCH_REPEATS rounds (2), BENCH_KEEP_TMP=1 (keep logs).
  * The table is also written to bench/results/hop-<YYYY-MM-DD>.md.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { generateManifest, toolsListResultBytes } from './catalog.js';
-import { freePort, killAll, measure, runLoad, spawnServer, type LoadOptions, type MeasureResult, type SpawnedServer } from './harness.js';
+import { freePort, killAll, machineBusyMicros, measure, median, runLoad, spawnServer, type LoadOptions, type MeasureResult, type SpawnedServer } from './harness.js';
 
 // Same list as bench/hop-server.ts (not imported from there: importing it starts a server).
 const MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w'] as const;
@@ -70,13 +70,6 @@ interface Summary {
 
 const runs: Run[] = [];
 const skipped = new Map<Mode, string>();
-
-function median(values: number[]): number {
-  const s = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? Number.NaN) + (s[mid] ?? Number.NaN)) / 2;
-}
 
 function summarize(mode: Mode): Summary | undefined {
   const mine = runs.filter((r) => r.mode === mode);
@@ -179,17 +172,6 @@ function writeReport(text: string): string {
   const file = `${dir}hop-${new Date().toISOString().slice(0, 10)}.md`;
   writeFileSync(file, text);
   return file;
-}
-
-/**
- * Busy CPU time of the whole machine so far (all cores, every process), in µs,
- * from the `cpu` line of /proc/stat. Its unit is USER_HZ, which the kernel
- * fixes at 100 for user space whatever its internal tick rate.
- */
-function machineBusyMicros(): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-  const [, user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).map(Number);
-  return ((user + nice + system + irq + softirq + steal) * 1_000_000) / 100;
 }
 
 /** Checks one answer before loading a server, so a mode never measures error answers. */

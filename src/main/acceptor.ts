@@ -17,7 +17,7 @@ import type { MetricObjectJson } from '../shared/metrics-types.js';
 import { answerRequest } from '../shared/protocol/answer.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
-import { rpcErrorReply } from '../shared/protocol/jsonrpc.js';
+import { encodeId, rpcErrorReply } from '../shared/protocol/jsonrpc.js';
 import type { Reply } from '../shared/protocol/reply.js';
 import type { DirectoryEntry } from '../shared/threads/messages.js';
 import { writeReply } from './reply-writer.js';
@@ -37,6 +37,11 @@ export interface AcceptorOptions {
   shardPorts: readonly MessagePort[];
   health: HealthSource;
   log: Logger;
+}
+
+/** Route + session + JSON-RPC id: what a stateless `notifications/cancelled` can name. */
+function cancelKey(routeKey: string, sessionId: string, id: string | number): string {
+  return `${routeKey}\u0000${sessionId}\u0000${encodeId(id)}`;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,6 +65,7 @@ export class Acceptor {
     this.dispatcher = new ShardDispatcher(
       options.shardPorts,
       options.config.workers.maxPendingCallsPerShard,
+      options.config.streaming.heartbeatMs,
       (call, outcome) => this.record(call.routeKey, 'tools/call', outcome, call.startedAt),
       (routeKey, shard, snapshot) => this.directory.publish(routeKey, shard, snapshot),
     );
@@ -157,11 +163,13 @@ export class Acceptor {
       requestId: REQUEST_ID_RE.test(clientRequestId) ? clientRequestId : `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`,
       sessionId: req.getHeader('mcp-session-id').slice(0, 256),
       traceparent: req.getHeader('traceparent').slice(0, 256),
+      sse: gate.wantsSse,
     };
     const { routeKey, route, snapshot } = gate;
-    const call: PendingCall = { res, aborted: false, routeKey, startedAt };
+    const call: PendingCall = { res, aborted: false, routeKey, startedAt, cancelKey: '' };
     res.onAborted(() => {
       call.aborted = true;
+      this.dispatcher.abandon(call);
     });
     this.readBody(res, head.contentLength, (body) => {
       if (call.aborted) return;
@@ -172,10 +180,12 @@ export class Acceptor {
       }
       const decision = answerRequest(body, snapshot);
       if (decision.kind === 'reply') {
+        if (decision.cancels !== undefined) this.dispatcher.cancel(cancelKey(routeKey, ctx.sessionId, decision.cancels));
         res.cork(() => writeReply(res, decision.reply));
         this.record(routeKey, methodLabel(decision.method), decision.outcome, startedAt);
         return;
       }
+      call.cancelKey = cancelKey(routeKey, ctx.sessionId, decision.id);
       if (!this.dispatcher.dispatch(route.shard, routeKey, ctx, body, call)) {
         const reply = rpcErrorReply(decision.id, JsonRpcErrorCode.TransportError, `shard queue is full (workers.maxPendingCallsPerShard); retry later`, {
           status: 503,

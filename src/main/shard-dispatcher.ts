@@ -4,10 +4,16 @@
  * event-loop turn (`setImmediate`), transferred, not cloned. Results come back
  * the same way and are written inside `res.cork`. In-flight calls per shard
  * are bounded; a full queue is an explicit 503.
+ *
+ * A call whose client accepts SSE may receive streamed events (progress, log)
+ * before its final answer: the first one turns the answer into a
+ * `text/event-stream`, heartbeats keep it alive, the final answer ends it. A
+ * client that disconnects, or that sends `notifications/cancelled` for the
+ * call, gets nothing more, and the shard aborts the upstream request.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { HttpResponse } from 'uWebSockets.js';
-import { CALL_OUTCOME_LABEL, FrameBatch, forEachResult, type CallContext, type CallOutcome } from '../shared/threads/frames.js';
+import { CALL_OUTCOME_LABEL, FrameBatch, forEachResult, PARTIAL_FRAME, type CallContext, type CallOutcome } from '../shared/threads/frames.js';
 import type { AcceptorToShard, ShardToAcceptor } from '../shared/threads/messages.js';
 import { writeJsonBody } from './reply-writer.js';
 
@@ -17,10 +23,20 @@ export interface PendingCall {
   aborted: boolean;
   routeKey: string;
   startedAt: number;
+  /** Key for `notifications/cancelled`: route, session and JSON-RPC id. */
+  cancelKey: string;
+  /** Set by the dispatcher. */
+  callId?: number;
+  shard?: number;
+  /** SSE headers were sent. */
+  streaming?: boolean;
+  heartbeat?: NodeJS.Timeout | null;
 }
 
-/** Called when a call's answer was written (or dropped because the client left). */
+/** Called when a call's answer was written (or dropped because the client left or cancelled). */
 export type CallDone = (call: PendingCall, outcome: string) => void;
+
+const SSE_HEARTBEAT = ': keep-alive\n\n';
 
 class ShardLink {
   readonly batch = new FrameBatch();
@@ -33,11 +49,13 @@ class ShardLink {
 export class ShardDispatcher {
   private readonly links: ShardLink[];
   private readonly pending = new Map<number, PendingCall>();
+  private readonly byCancelKey = new Map<string, Set<number>>();
   private nextCallId = 1;
 
   constructor(
     ports: readonly MessagePort[],
     private readonly maxInFlightPerShard: number,
+    private readonly heartbeatMs: number,
     private readonly onDone: CallDone,
     onPublish: (routeKey: string, shard: number, snapshot: SharedArrayBuffer) => void,
   ) {
@@ -65,14 +83,68 @@ export class ShardDispatcher {
     // Ids wrap at 2^32; a call 4 billion calls old cannot still be pending under a bounded queue.
     const callId = this.nextCallId;
     this.nextCallId = (this.nextCallId + 1) >>> 0 || 1;
+    call.callId = callId;
+    call.shard = shard;
     link.batch.pushCall(callId, routeKey, ctx, body);
     link.inFlight++;
     this.pending.set(callId, call);
+    let ids = this.byCancelKey.get(call.cancelKey);
+    if (ids === undefined) this.byCancelKey.set(call.cancelKey, (ids = new Set()));
+    ids.add(callId);
     if (!link.scheduled) {
       link.scheduled = true;
       setImmediate(() => this.flush(link));
     }
     return true;
+  }
+
+  /** The client disconnected: nothing can be written any more; the shard aborts the upstream call. */
+  abandon(call: PendingCall): void {
+    if (call.callId === undefined || !this.pending.has(call.callId)) return;
+    this.finish(call, 'aborted');
+  }
+
+  /**
+   * `notifications/cancelled` for `cancelKey`: cancels the call when exactly
+   * one in-flight call of this thread matches (ids are only unique per
+   * client, and a stateless server cannot tell two sessionless clients apart,
+   * so an ambiguous cancel is ignored). Returns true when a call was cancelled.
+   */
+  cancel(cancelKey: string): boolean {
+    const ids = this.byCancelKey.get(cancelKey);
+    if (ids === undefined || ids.size !== 1) return false;
+    const [callId] = ids;
+    const call = callId === undefined ? undefined : this.pending.get(callId);
+    if (call === undefined) return false;
+    this.finish(call, 'cancelled');
+    if (!call.aborted) {
+      // Nothing more is sent for a cancelled request: a stream ends without its response; a plain JSON answer cannot, so the connection closes.
+      call.res.cork(() => {
+        if (call.streaming) call.res.end();
+        else call.res.close();
+      });
+    }
+    return true;
+  }
+
+  private finish(call: PendingCall, outcome: string): void {
+    const callId = call.callId as number;
+    this.forget(call);
+    const link = this.links[call.shard as number];
+    link?.port.postMessage({ type: 'cancel', callIds: [callId] } satisfies AcceptorToShard);
+    this.onDone(call, outcome);
+  }
+
+  private forget(call: PendingCall): void {
+    const callId = call.callId as number;
+    if (!this.pending.delete(callId)) return;
+    const link = this.links[call.shard as number];
+    if (link) link.inFlight--;
+    const ids = this.byCancelKey.get(call.cancelKey);
+    ids?.delete(callId);
+    if (ids?.size === 0) this.byCancelKey.delete(call.cancelKey);
+    if (call.heartbeat) clearInterval(call.heartbeat);
+    call.heartbeat = null;
   }
 
   private flush(link: ShardLink): void {
@@ -82,18 +154,50 @@ export class ShardDispatcher {
     link.port.postMessage(msg, [buffer]);
   }
 
-  private onResults(link: ShardLink, buffer: ArrayBuffer, length: number): void {
+  private onResults(_link: ShardLink, buffer: ArrayBuffer, length: number): void {
     forEachResult(buffer, length, (callId, status, outcome: CallOutcome, body) => {
       const call = this.pending.get(callId);
       if (call === undefined) return;
-      this.pending.delete(callId);
-      link.inFlight--;
+      if ((outcome & PARTIAL_FRAME) !== 0) {
+        if (!call.aborted) this.streamEvent(call, body);
+        return;
+      }
+      this.forget(call);
       if (call.aborted) {
         this.onDone(call, 'aborted');
         return;
       }
-      call.res.cork(() => writeJsonBody(call.res, status, body));
+      if (call.streaming) {
+        call.res.cork(() => {
+          call.res.write(SSE_EVENT_PREFIX);
+          call.res.write(body);
+          call.res.end(SSE_EVENT_SUFFIX);
+        });
+      } else call.res.cork(() => writeJsonBody(call.res, status, body));
       this.onDone(call, CALL_OUTCOME_LABEL[outcome] ?? 'ok');
     });
   }
+
+  private streamEvent(call: PendingCall, body: Uint8Array): void {
+    const res = call.res;
+    res.cork(() => {
+      if (!call.streaming) {
+        call.streaming = true;
+        res.writeStatus('200 OK');
+        res.writeHeader('content-type', 'text/event-stream');
+        res.writeHeader('cache-control', 'no-cache');
+        if (this.heartbeatMs > 0) {
+          call.heartbeat = setInterval(() => {
+            if (!call.aborted) res.cork(() => res.write(SSE_HEARTBEAT));
+          }, this.heartbeatMs);
+        }
+      }
+      res.write(SSE_EVENT_PREFIX);
+      res.write(body);
+      res.write(SSE_EVENT_SUFFIX);
+    });
+  }
 }
+
+const SSE_EVENT_PREFIX = 'event: message\ndata: ';
+const SSE_EVENT_SUFFIX = '\n\n';

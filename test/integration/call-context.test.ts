@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService, type RecordedRequest } from '../fixtures/tool-service.js';
-import { mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
+import { httpRequest, mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
 import { callTool, listToolNames, resultText, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
 
 const ROUTE = 'core';
@@ -42,7 +42,8 @@ describe('tools/call: forwarded context and argument rules', () => {
       ]),
     );
     for (const tool of ['echo', 'search', 'dual', 'retired', 'multi']) svc.setBehavior(`/tools/${tool}`, { kind: 'echo' });
-    gw = await startTestGateway({ catalog: { static: { routes: { [ROUTE]: [{ id: 'svc', baseUrl: svc.url }] } } } });
+    // Strict readiness here: every route of this gateway has a snapshot, so it must still be 200 (see catalog-start.test.ts for the 503 side).
+    gw = await startTestGateway({ health: { readiness: 'all-routes' }, catalog: { static: { routes: { [ROUTE]: [{ id: 'svc', baseUrl: svc.url }] } } } });
   });
   afterAll(async () => {
     await gw?.close();
@@ -88,6 +89,15 @@ describe('tools/call: forwarded context and argument rules', () => {
     expect(none.headers['x-mcp-route']).toBe(ROUTE);
     expect(none.headers['x-mcp-session-id']).toBeUndefined();
     expect(none.headers['traceparent']).toBeUndefined();
+  });
+
+  it('health.readiness all-routes: /health/ready is 200 when every route has a snapshot', async () => {
+    const ready = await httpRequest(gw, '/health/ready');
+    expect(ready.status).toBe(200);
+    const body = ready.json as { status: string; policy: string; routes: Record<string, { state: string }> };
+    expect(body.status).toBe('ready');
+    expect(body.policy).toBe('all-routes');
+    expect(body.routes[ROUTE]?.state).toBe('ready');
   });
 
   it('sends the one active version of a tool in the body', async () => {

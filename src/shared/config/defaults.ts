@@ -41,6 +41,7 @@ export const DEFAULTS: GatewayConfig = {
     allowedExecutionOrigins: [],
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
+  streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
   health: { readiness: 'initial-load' },
   log: { level: 'info' },
 };

@@ -95,6 +95,24 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    streaming: Type.Object(
+      {
+        /** SSE comment heartbeat interval on streamed tools/call answers (0 = none). */
+        heartbeatMs: PositiveInt(0, 3_600_000),
+        /** MCP log level for forwarded log frames when the request's `_meta` names none (logging/setLevel is not remembered). */
+        defaultLogLevel: Type.Union([
+          Type.Literal('debug'),
+          Type.Literal('info'),
+          Type.Literal('notice'),
+          Type.Literal('warning'),
+          Type.Literal('error'),
+          Type.Literal('critical'),
+          Type.Literal('alert'),
+          Type.Literal('emergency'),
+        ]),
+      },
+      { additionalProperties: false },
+    ),
     health: Type.Object(
       { readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]) },
       { additionalProperties: false },

@@ -8,11 +8,12 @@
 import { JsonRpcErrorCode } from '../errors.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type RequestId } from './jsonrpc.js';
 import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
+import { isMcpLogLevel, MCP_LOG_LEVELS } from './mcp-logging.js';
 import type { Reply } from './reply.js';
 
 /** What the acceptor does with a parsed request. */
 export type Decision =
-  | { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted' }
+  | { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted'; cancels?: RequestId }
   | { kind: 'forward'; method: 'tools/call'; id: RequestId };
 
 /** The part of a route snapshot the acceptor needs: the `tools/list` template. */
@@ -22,7 +23,6 @@ export interface ListSource {
 
 const decoder = new TextDecoder();
 
-const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 /** `initialize` result text per negotiated revision, built once. */
 const INITIALIZE_RESULTS = new Map<string, string>(
@@ -61,7 +61,14 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
     return error(idOf(message), JsonRpcErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":string,"id"?:string|number,"params"?:object}');
   }
   const { id, method, params } = message;
-  if (id === undefined) return { kind: 'reply', reply: ACCEPTED, method, outcome: 'accepted' };
+  if (id === undefined) {
+    // notifications/cancelled names an in-flight request this process may be running (stateless: same route + session).
+    const target = method === 'notifications/cancelled' ? (params as { requestId?: unknown } | undefined)?.requestId : undefined;
+    if (typeof target === 'string' || (typeof target === 'number' && Number.isFinite(target))) {
+      return { kind: 'reply', reply: ACCEPTED, method, outcome: 'accepted', cancels: target };
+    }
+    return { kind: 'reply', reply: ACCEPTED, method, outcome: 'accepted' };
+  }
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
     return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params must be an object', method);
   }
@@ -84,8 +91,8 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
       return ok(method, resultReply(id, '{}'));
     case 'logging/setLevel': {
       const level = p?.['level'];
-      if (typeof level !== 'string' || !LOG_LEVELS.has(level)) {
-        return error(id, JsonRpcErrorCode.InvalidParams, `Invalid params: level must be one of ${[...LOG_LEVELS].join(', ')}`, method);
+      if (!isMcpLogLevel(level)) {
+        return error(id, JsonRpcErrorCode.InvalidParams, `Invalid params: level must be one of ${MCP_LOG_LEVELS.join(', ')}`, method);
       }
       // Stateless: nothing is remembered; a level applies per request through its own _meta (docs/contracts/mcp-endpoint.md).
       return ok(method, resultReply(id, '{}'));

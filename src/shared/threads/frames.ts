@@ -19,7 +19,9 @@
  *  +-------+-------+-------+-------+----------+
  * ```
  * All header fields are little-endian u32. `ctx` is the request context
- * joined with U+001F (see {@link CallContext}).
+ * joined with U+001F (see {@link CallContext}). A result frame whose outcome
+ * has {@link PARTIAL_FRAME} set is not the answer but one SSE event of a
+ * streamed answer (a progress or log notification); the final frame follows.
  */
 
 const encoder = new TextEncoder();
@@ -30,7 +32,12 @@ export interface CallContext {
   requestId: string;
   sessionId: string;
   traceparent: string;
+  /** The client accepts `text/event-stream`: progress and log frames may be streamed to it. */
+  sse?: boolean;
 }
+
+/** Outcome bit marking a streamed event rather than the final answer. */
+export const PARTIAL_FRAME = 0x100;
 
 const SEP = '\u001f';
 
@@ -61,7 +68,7 @@ export class FrameBatch {
   /** Appends a call frame. `body` is copied. */
   pushCall(callId: number, routeKey: string, ctx: CallContext, body: Uint8Array): void {
     const route = encoder.encode(routeKey);
-    const context = encoder.encode(ctx.requestId + SEP + ctx.sessionId + SEP + ctx.traceparent);
+    const context = encoder.encode(ctx.requestId + SEP + ctx.sessionId + SEP + ctx.traceparent + SEP + (ctx.sse === true ? 's' : ''));
     this.reserve(16 + route.length + context.length + body.length);
     this.header4(callId, route.length, context.length, body.length);
     this.append(route);
@@ -79,6 +86,11 @@ export class FrameBatch {
     this.header4(callId, status, outcome, written);
     this.len += written;
     this.count++;
+  }
+
+  /** Appends a streamed event (one SSE `data:` payload) for a call whose final answer comes later. */
+  pushEvent(callId: number, body: string): void {
+    this.pushResult(callId, 0, PARTIAL_FRAME as CallOutcome, body);
   }
 
   /** Hands the filled buffer over (to be transferred) and starts a fresh one. */
@@ -141,9 +153,9 @@ export function readCalls(buffer: ArrayBuffer, length: number): CallFrame[] {
     o += 16;
     const routeKey = decoder.decode(bytes.subarray(o, o + routeLen));
     o += routeLen;
-    const [requestId = '', sessionId = '', traceparent = ''] = decoder.decode(bytes.subarray(o, o + ctxLen)).split(SEP);
+    const [requestId = '', sessionId = '', traceparent = '', flags = ''] = decoder.decode(bytes.subarray(o, o + ctxLen)).split(SEP);
     o += ctxLen;
-    out.push({ callId, routeKey, ctx: { requestId, sessionId, traceparent }, body: bytes.subarray(o, o + bodyLen) });
+    out.push({ callId, routeKey, ctx: { requestId, sessionId, traceparent, sse: flags.includes('s') }, body: bytes.subarray(o, o + bodyLen) });
     o += bodyLen;
   }
   return out;

@@ -83,7 +83,10 @@ export type ShardToAcceptor =
   | { type: 'results'; buffer: ArrayBuffer; length: number };
 
 /** Acceptor → shard (per-pair port). */
-export type AcceptorToShard = { type: 'calls'; buffer: ArrayBuffer; length: number };
+export type AcceptorToShard =
+  | { type: 'calls'; buffer: ArrayBuffer; length: number }
+  /** The clients of these calls disconnected or sent notifications/cancelled: abort upstream, send nothing more. */
+  | { type: 'cancel'; callIds: number[] };
 
 /** One row of the route directory pushed to every acceptor. */
 export interface DirectoryEntry {

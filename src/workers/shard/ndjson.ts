@@ -1,9 +1,9 @@
 /**
  * Incremental reader of a Tool Service's NDJSON answer (SPEC §7): progress
  * and log frames, then exactly one result or error frame. Progress and log
- * frames are dropped here; forwarding them as SSE belongs to the streaming
- * transport.
+ * frames go to `onFrame` (the SSE forwarder, or nothing for a JSON answer).
  */
+import type { StreamFrame } from './notification-forwarder.js';
 import { mapCallToolResult, toolError } from './tool-result.js';
 import type { UpstreamResult } from './upstream.js';
 
@@ -12,6 +12,8 @@ export class NdjsonReader {
   private readonly decoder = new TextDecoder();
   private pending = '';
 
+  constructor(private readonly onFrame: ((frame: StreamFrame) => void) | null = null) {}
+
   /** Consumes a chunk; the call's result once a result/error frame (or a broken line) is seen, else null. */
   push(chunk: Uint8Array): UpstreamResult | null {
     this.pending += this.decoder.decode(chunk, { stream: true });
@@ -19,7 +21,7 @@ export class NdjsonReader {
     while ((nl = this.pending.indexOf('\n')) >= 0) {
       const line = this.pending.slice(0, nl);
       this.pending = this.pending.slice(nl + 1);
-      const done = frameResult(line);
+      const done = this.line(line);
       if (done !== null) return done;
     }
     return null;
@@ -27,32 +29,51 @@ export class NdjsonReader {
 
   /** The stream ended: the last unterminated line, or "no result frame". */
   end(): UpstreamResult {
-    const last = frameResult(this.pending + this.decoder.decode());
+    const last = this.line(this.pending + this.decoder.decode());
     return last ?? { ...toolError('Tool Service stream is malformed: it ended without a result frame'), cause: 'malformed' };
+  }
+
+  private line(line: string): UpstreamResult | null {
+    if (line.trim() === '') return null;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(line);
+    } catch {
+      return malformed('a line is not valid JSON');
+    }
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return malformed('a line is not a JSON object');
+    const f = frame as Record<string, unknown>;
+    switch (f['type']) {
+      case 'progress': {
+        const { progress, total, message } = f;
+        if (typeof progress !== 'number' || (total !== undefined && typeof total !== 'number') || (message !== undefined && typeof message !== 'string')) {
+          return malformed('a progress frame needs a numeric "progress" (and optional numeric "total", string "message")');
+        }
+        this.onFrame?.({ type: 'progress', progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) });
+        return null;
+      }
+      case 'log': {
+        const { level, data, logger } = f;
+        if (typeof level !== 'string' || (logger !== undefined && typeof logger !== 'string')) return malformed('a log frame needs a string "level"');
+        this.onFrame?.({ type: 'log', level, data, ...(logger !== undefined ? { logger } : {}) });
+        return null;
+      }
+      case 'result': {
+        const result = f['result'];
+        if (typeof result !== 'object' || result === null || Array.isArray(result)) return malformed('the result frame carries no result object');
+        const mapped = mapCallToolResult(result);
+        return { ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' };
+      }
+      case 'error': {
+        const message = f['message'];
+        return { ...toolError(`Tool Service reported an error: ${typeof message === 'string' ? message : 'no message'}`), cause: 'tool_error' };
+      }
+      default:
+        return malformed(`unknown frame type ${JSON.stringify(f['type'] ?? null)}`);
+    }
   }
 }
 
-function frameResult(line: string): UpstreamResult | null {
-  if (line.trim() === '') return null;
-  let frame: unknown;
-  try {
-    frame = JSON.parse(line);
-  } catch {
-    return { ...toolError('Tool Service stream is malformed: a line is not valid JSON'), cause: 'malformed' };
-  }
-  const type = typeof frame === 'object' && frame !== null ? (frame as { type?: unknown }).type : undefined;
-  if (type === 'progress' || type === 'log') return null;
-  if (type === 'result') {
-    const result = (frame as { result?: unknown }).result;
-    if (typeof result !== 'object' || result === null || Array.isArray(result)) {
-      return { ...toolError('Tool Service stream is malformed: the result frame carries no result object'), cause: 'malformed' };
-    }
-    const mapped = mapCallToolResult(result);
-    return { ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' };
-  }
-  if (type === 'error') {
-    const message = (frame as { message?: unknown }).message;
-    return { ...toolError(`Tool Service reported an error: ${typeof message === 'string' ? message : 'no message'}`), cause: 'tool_error' };
-  }
-  return { ...toolError(`Tool Service stream is malformed: unknown frame type ${JSON.stringify(type ?? null)}`), cause: 'malformed' };
+function malformed(why: string): UpstreamResult {
+  return { ...toolError(`Tool Service stream is malformed: ${why}`), cause: 'malformed' };
 }

@@ -13,7 +13,8 @@ import { decodeSnapshot } from '../../shared/snapshot/layout.js';
 import { CallOutcome, FrameBatch, readCalls, type CallFrame } from '../../shared/threads/frames.js';
 import type { AcceptorToShard, MainToShard, ShardToAcceptor, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
 import { RouteRuntime } from './route-runtime.js';
-import { handleToolCall, type CallAnswer } from './tool-call.js';
+import { CancelSignal } from './cancel.js';
+import { handleToolCall, type CallAnswer, type CallOptions } from './tool-call.js';
 import { ToolServiceClient } from './upstream.js';
 import { errorResponseText } from '../../shared/protocol/jsonrpc.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
@@ -40,8 +41,20 @@ class ResultChannel {
 
   constructor(readonly port: MessagePort) {}
 
+  /** Calls in flight on this acceptor's channel, so a cancel can reach them. */
+  readonly inflight = new Map<number, CancelSignal>();
+
   push(callId: number, answer: CallAnswer): void {
     this.batch.pushResult(callId, answer.status, answer.outcome, answer.body);
+    this.schedule();
+  }
+
+  pushEvent(callId: number, json: string): void {
+    this.batch.pushEvent(callId, json);
+    this.schedule();
+  }
+
+  private schedule(): void {
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);
@@ -77,12 +90,20 @@ function install(routeKey: string, snapshot: SharedArrayBuffer): void {
 }
 
 async function execute(channel: ResultChannel, frame: CallFrame): Promise<void> {
+  const cancel = new CancelSignal();
+  channel.inflight.set(frame.callId, cancel);
+  const options: CallOptions = { cancel, defaultLogLevel: config.streaming.defaultLogLevel };
+  if (frame.ctx.sse) {
+    options.sendEvent = (json) => {
+      if (!cancel.cancelled) channel.pushEvent(frame.callId, json);
+    };
+  }
   let answer: CallAnswer;
   try {
-    answer = await handleToolCall(decoder.decode(frame.body), frame.routeKey, routes.get(frame.routeKey), frame.ctx, client);
+    answer = await handleToolCall(decoder.decode(frame.body), frame.routeKey, routes.get(frame.routeKey), frame.ctx, client, options);
     if (answer.upstream) {
       metrics.recordCall(frame.routeKey, answer.upstream.serviceId, answer.upstream.cause);
-      if (answer.upstream.cause !== 'ok' && answer.upstream.cause !== 'tool_error') {
+      if (answer.upstream.cause !== 'ok' && answer.upstream.cause !== 'tool_error' && answer.upstream.cause !== 'cancelled') {
         log.warn({ requestId: frame.ctx.requestId, route: frame.routeKey, service: answer.upstream.serviceId, cause: answer.upstream.cause }, 'tool call failed upstream');
       }
     }
@@ -90,12 +111,17 @@ async function execute(channel: ResultChannel, frame: CallFrame): Promise<void> 
     log.error({ requestId: frame.ctx.requestId, route: frame.routeKey, err: String(err) }, 'tool call crashed in the shard');
     answer = { status: 500, outcome: CallOutcome.RpcError, body: errorResponseText(null, JsonRpcErrorCode.InternalError, 'Internal error') };
   }
-  channel.push(frame.callId, answer);
+  channel.inflight.delete(frame.callId);
+  // A cancelled call sends nothing more: the acceptor already finished its side.
+  if (!cancel.cancelled) channel.push(frame.callId, answer);
 }
 
 channels.forEach((channel) => {
   channel.port.on('message', (msg: AcceptorToShard) => {
-    if (msg.type !== 'calls') return;
+    if (msg.type === 'cancel') {
+      for (const id of msg.callIds) channel.inflight.get(id)?.cancel();
+      return;
+    }
     // The frames' bodies are views into msg.buffer, which this thread now owns (transferred).
     for (const frame of readCalls(msg.buffer, msg.length)) void execute(channel, frame);
   });

@@ -7,6 +7,9 @@
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { envelopeValidator, errorResponseText, encodeId, httpStatusForRpcError, type RequestId } from '../../shared/protocol/jsonrpc.js';
 import { CallOutcome, type CallContext } from '../../shared/threads/frames.js';
+import { isMcpLogLevel, LOG_LEVEL_META_KEY, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
+import type { CancelSignal } from './cancel.js';
+import { NotificationForwarder } from './notification-forwarder.js';
 import type { RouteRuntime } from './route-runtime.js';
 import { toolError } from './tool-result.js';
 import type { UpstreamCall, UpstreamResult } from './upstream.js';
@@ -27,6 +30,15 @@ export interface ToolCaller {
 
 const MAX_VIOLATIONS = 20;
 
+/** Streaming and cancellation hooks of one call (the shard worker provides them; unit tests may omit them). */
+export interface CallOptions {
+  /** Sends one SSE event for this call; given only when the client accepts `text/event-stream`. */
+  sendEvent?: (notificationJson: string) => void;
+  /** Level for log frames when the request's `_meta` names none. */
+  defaultLogLevel?: McpLogLevel;
+  cancel?: CancelSignal;
+}
+
 function rpcError(id: RequestId | null, code: number, message: string): CallAnswer {
   return { status: httpStatusForRpcError(code), outcome: CallOutcome.RpcError, body: errorResponseText(id, code, message) };
 }
@@ -42,6 +54,7 @@ export async function handleToolCall(
   runtime: RouteRuntime | undefined,
   ctx: CallContext,
   caller: ToolCaller,
+  options: CallOptions = {},
 ): Promise<CallAnswer> {
   let message: unknown;
   try {
@@ -104,6 +117,27 @@ export async function handleToolCall(
   } catch {
     return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
   }
-  const upstream = await caller.call({ tool: resolved.tool, argumentsJson, routeKey, ctx });
+  const forwarder = options.sendEvent ? forwarderFor(params as Record<string, unknown>, options.sendEvent, options.defaultLogLevel ?? 'info') : null;
+  const upstream = await caller.call({
+    tool: resolved.tool,
+    argumentsJson,
+    routeKey,
+    ctx,
+    ...(forwarder ? { onFrame: forwarder.onFrame } : {}),
+    ...(options.cancel ? { cancel: options.cancel } : {}),
+  });
   return { ...result(id, upstream.json, upstream.isError), upstream: { serviceId: resolved.tool.serviceId, cause: upstream.cause } };
+}
+
+/** The forwarder for a request's `_meta`: its progress token and its own log level, if any. */
+function forwarderFor(params: Record<string, unknown>, send: (json: string) => void, defaultLevel: McpLogLevel): NotificationForwarder {
+  const meta = params['_meta'];
+  const m = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {};
+  const token = m['progressToken'];
+  const level = m[LOG_LEVEL_META_KEY];
+  return new NotificationForwarder(
+    typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : null,
+    isMcpLogLevel(level) ? level : defaultLevel,
+    send,
+  );
 }

@@ -11,7 +11,9 @@ import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { CallContext } from '../../shared/threads/frames.js';
+import type { CancelSignal } from './cancel.js';
 import { NdjsonReader } from './ndjson.js';
+import type { StreamFrame } from './notification-forwarder.js';
 import { mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
 
 /** Settings the caller takes from `tools.*`. */
@@ -27,12 +29,16 @@ export interface UpstreamCall {
   argumentsJson: string;
   routeKey: string;
   ctx: CallContext;
+  /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
+  onFrame?: (frame: StreamFrame) => void;
+  /** Aborts the upstream request when the client disconnects or cancels. */
+  cancel?: CancelSignal;
 }
 
 /** Outcome of one upstream call, with what metrics need. */
 export interface UpstreamResult extends MappedResult {
   /** Short machine label of the failure cause, `ok` when the Tool Service answered a result. */
-  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'malformed' | 'too_large' | 'tool_error';
+  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
 }
 
 const NDJSON = 'application/x-ndjson';
@@ -59,7 +65,8 @@ export class ToolServiceClient {
     if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
     const body = `{"name":${JSON.stringify(call.tool.name)},"version":${JSON.stringify(call.tool.version)},"arguments":${call.argumentsJson}}`;
     return new Promise((resolve) => {
-      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes);
+      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null);
+      call.cancel?.onCancel(() => exchange.cancel());
       this.poolFor(url.origin).dispatch({ path: url.pathname + url.search, method: 'POST', headers, body }, exchange);
     });
   }
@@ -104,13 +111,21 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly resolve: (r: UpstreamResult) => void,
     private readonly timeoutMs: number,
     private readonly maxBytes: number,
+    private readonly onFrame: ((frame: StreamFrame) => void) | null,
   ) {
     this.timer = setTimeout(() => this.fail(new TimeoutError()), timeoutMs);
   }
 
+  /** The client went away or cancelled: abort upstream, free the timer and buffers. */
+  cancel(): void {
+    if (this.settled) return;
+    this.settle({ ...toolError('the call was cancelled by the client'), cause: 'cancelled' });
+    this.controller?.abort(new Error('cancelled by the client'));
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.settled) controller.abort(new TimeoutError());
+    if (this.settled) controller.abort(new Error('call already settled (timeout or cancel)'));
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -120,7 +135,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (statusCode !== 200) this.mode = 'error';
     else if (contentType === NDJSON) {
       this.mode = 'ndjson';
-      this.ndjson = new NdjsonReader();
+      this.ndjson = new NdjsonReader(this.onFrame);
     }
   }
 

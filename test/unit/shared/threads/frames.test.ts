@@ -3,7 +3,7 @@ import { CALL_OUTCOME_LABEL, CallOutcome, FrameBatch, forEachResult, readCalls, 
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const ctx = (requestId: string, sessionId = '', traceparent = ''): CallContext => ({ requestId, sessionId, traceparent });
+const ctx = (requestId: string, sessionId = '', traceparent = '', sse = false): CallContext => ({ requestId, sessionId, traceparent, sse });
 
 function results(batch: { buffer: ArrayBuffer; length: number }): Array<[number, number, number, string]> {
   const out: Array<[number, number, number, string]> = [];
@@ -42,7 +42,7 @@ describe('FrameBatch call frames', () => {
     bodies.forEach((b, i) => batch.pushCall(i, `route-${i}`, ctx(`id-${i}`), b));
     const taken = batch.take();
     expect(taken.buffer.byteLength).toBeGreaterThanOrEqual(taken.length);
-    expect(taken.length).toBe(bodies.reduce((n, b, i) => n + 16 + `route-${i}`.length + `id-${i}`.length + 2 + b.length, 0));
+    expect(taken.length).toBe(bodies.reduce((n, b, i) => n + 16 + `route-${i}`.length + `id-${i}`.length + 3 + b.length, 0)); // 3 U+001F separators between the 4 context fields
     const frames = readCalls(taken.buffer, taken.length);
     expect(frames.map((f) => [f.callId, f.routeKey, f.ctx.requestId, dec.decode(f.body)])).toEqual([
       [0, 'route-0', 'id-0', 'a'.repeat(10)],
