@@ -16,11 +16,13 @@ export interface ChartGroup {
   baseline?: { cpuMicrosPerReq: number; reqPerSec: number };
   gatewayLabel?: string;
   gateway?: { cpuMicrosPerReq: number; reqPerSec: number };
+  /** Gateway ÷ baseline as the report computes them (median of per-repeat ratios). */
+  ratios?: { cpuMicrosPerReq: number; reqPerSec: number };
 }
 
 const WIDTH = 960;
 const PANEL_HEIGHT = 300;
-const MARGIN = { left: 64, right: 16, top: 64, bottom: 74 };
+const MARGIN = { left: 64, right: 16, top: 56, bottom: 82 };
 const GATEWAY_COLOR = '#2563eb';
 const BASELINE_COLOR = '#9ca3af';
 
@@ -38,9 +40,10 @@ function niceMax(max: number): number {
 
 function compact(n: number): string {
   if (!Number.isFinite(n)) return '–';
+  const trim = (t: string): string => t.replace(/\.0$/, '');
   if (n >= 10_000) return `${(n / 1000).toFixed(0)}k`;
-  if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
-  if (n >= 100) return n.toFixed(0);
+  if (n >= 1000) return `${trim((n / 1000).toFixed(1))}k`;
+  if (n >= 100 || Number.isInteger(n)) return n.toFixed(0);
   return n.toFixed(1);
 }
 
@@ -60,15 +63,16 @@ function panel(groups: ChartGroup[], y0: number, title: string, pick: (v: { cpuM
     out.push(`<text x="${MARGIN.left - 8}" y="${(y + 4).toFixed(1)}" font-size="11" fill="#6b7280" text-anchor="end">${compact(v)}</text>`);
   }
   const groupW = plotW / Math.max(1, groups.length);
-  const barW = Math.min(44, groupW / 3);
+  const gap = 10;
+  const barW = Math.min(56, (groupW - 24 - gap) / 2);
   groups.forEach((g, gi) => {
     const cx = MARGIN.left + groupW * (gi + 0.5);
     const bars: Array<{ v: number; color: string; name: string }> = [];
     if (g.baseline !== undefined) bars.push({ v: pick(g.baseline), color: BASELINE_COLOR, name: g.baselineLabel ?? 'baseline' });
     if (g.gateway !== undefined) bars.push({ v: pick(g.gateway), color: GATEWAY_COLOR, name: g.gatewayLabel ?? 'gateway' });
-    const x0 = cx - (bars.length * barW + (bars.length - 1) * 6) / 2;
+    const x0 = cx - (bars.length * barW + (bars.length - 1) * gap) / 2;
     bars.forEach((b, bi) => {
-      const x = x0 + bi * (barW + 6);
+      const x = x0 + bi * (barW + gap);
       const h = Number.isFinite(b.v) ? (plotH * Math.min(b.v, max)) / max : 0;
       const y = top + plotH - h;
       out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${b.color}" rx="2"><title>${esc(`${g.label} · ${b.name}: ${compact(b.v)}`)}</title></rect>`);
@@ -76,23 +80,27 @@ function panel(groups: ChartGroup[], y0: number, title: string, pick: (v: { cpuM
       out.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${(top + plotH + 14).toFixed(1)}" font-size="10" fill="#6b7280" text-anchor="middle">${esc(b.name)}</text>`);
     });
     out.push(`<text x="${cx.toFixed(1)}" y="${(top + plotH + 32).toFixed(1)}" font-size="12" fill="#111827" text-anchor="middle">${esc(g.label)}</text>`);
+    const r = g.ratios === undefined ? Number.NaN : pick(g.ratios);
+    if (Number.isFinite(r)) {
+      out.push(`<text x="${cx.toFixed(1)}" y="${(top + plotH + 48).toFixed(1)}" font-size="11" fill="#2563eb" text-anchor="middle">${esc(`${r.toFixed(2)}× ${g.baselineLabel ?? 'baseline'}`)}</text>`);
+    }
   });
   return out.join('\n');
 }
 
 /** Renders the two-panel chart; `subtitle` carries the machine and knobs. */
 export function renderChart(groups: ChartGroup[], title: string, subtitle: string): string {
-  const height = 56 + 2 * PANEL_HEIGHT;
-  const legendX = WIDTH - MARGIN.right - 230;
+  const head = 76;
+  const height = head + 2 * PANEL_HEIGHT;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<text x="16" y="26" font-size="18" font-weight="700" fill="#111827">${esc(title)}</text>`,
     `<text x="16" y="46" font-size="12" fill="#4b5563">${esc(subtitle)}</text>`,
-    `<rect x="${legendX}" y="16" width="12" height="12" fill="${BASELINE_COLOR}"/><text x="${legendX + 18}" y="26" font-size="12" fill="#111827">baseline (same run)</text>`,
-    `<rect x="${legendX + 130}" y="16" width="12" height="12" fill="${GATEWAY_COLOR}"/><text x="${legendX + 148}" y="26" font-size="12" fill="#111827">gateway</text>`,
-    panel(groups, 40, 'Server CPU µs per request (all threads of the server process; lower is better)', (v) => v.cpuMicrosPerReq),
-    panel(groups, 40 + PANEL_HEIGHT, 'Requests per second (loopback, load generator on the same cores; higher is better)', (v) => v.reqPerSec),
+    `<rect x="16" y="58" width="12" height="12" fill="${BASELINE_COLOR}"/><text x="34" y="68" font-size="12" fill="#111827">baseline measured in the same run</text>`,
+    `<rect x="270" y="58" width="12" height="12" fill="${GATEWAY_COLOR}"/><text x="288" y="68" font-size="12" fill="#111827">gateway (blue figure under a group: gateway ÷ baseline)</text>`,
+    panel(groups, head - 16, 'Server CPU µs per request (all threads of the server process; lower is better)', (v) => v.cpuMicrosPerReq),
+    panel(groups, head - 16 + PANEL_HEIGHT, 'Requests per second (loopback, load generator on the same cores; higher is better)', (v) => v.reqPerSec),
     '</svg>',
     '',
   ].join('\n');

@@ -421,18 +421,16 @@ async function scrapeCounter(port: number, name: string): Promise<number> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(3000) });
     const text = await res.text();
+    if (res.status !== 200) return Number.NaN;
+    // A counter with labels has no sample until its first increment: absent = 0.
     let sum = 0;
-    let seen = false;
     for (const line of text.split('\n')) {
       if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
         const v = Number(line.slice(line.lastIndexOf(' ') + 1));
-        if (Number.isFinite(v)) {
-          sum += v;
-          seen = true;
-        }
+        if (Number.isFinite(v)) sum += v;
       }
     }
-    return seen ? sum : Number.NaN;
+    return sum;
   } catch {
     return Number.NaN;
   }
@@ -1079,7 +1077,7 @@ function chart(o: Options, summaries: Summary[], date: string): string {
     mixed: 'mixed · 40 routes',
     refresh: 'tools/list under refresh',
   };
-  const baseName: Record<WorkloadId, string> = { list5: 'bare uWS', list50: 'bare uWS', call: 'Tool Service', initialize: 'bare uWS', mixed: '', refresh: 'idle' };
+  const baseName: Record<WorkloadId, string> = { list5: 'bare uWS', list50: 'bare uWS', call: 'service', initialize: 'bare uWS', mixed: '', refresh: 'idle' };
   for (const w of WORKLOADS) {
     const b = find(w, 'baseline');
     const g = find(w, 'gateway');
@@ -1088,10 +1086,16 @@ function chart(o: Options, summaries: Summary[], date: string): string {
       label: shortLabel[w],
       ...(b !== undefined ? { baseline: b, baselineLabel: baseName[w] } : {}),
       ...(g !== undefined ? { gateway: g, gatewayLabel: w === 'refresh' ? 'churning' : 'gateway' } : {}),
+      ...(g?.ratios !== undefined ? { ratios: g.ratios } : {}),
     });
   }
   const m = machine();
-  return renderChart(groups, `mcp-route-gateway benchmark, ${date}`, `node ${String(m.node)}, ${String(m.cores)} cores, ${knobsText(o)}. Medians; baselines measured in the same run.`);
+  const workers = `acceptors ${o.acceptors ?? 1}, shards ${o.shards ?? Math.max(1, availableParallelism() - 1)}`;
+  return renderChart(
+    groups,
+    `mcp-route-gateway benchmark, ${date}`,
+    `node ${String(m.node)}, ${String(m.cores)} cores (${String(m.cpu)}) · gateway ${workers} · ${o.connections} connections · ${o.durationSec} s × ${o.repeats} repeats, medians`,
+  );
 }
 
 function printSummary(o: Options, state: RunState): void {

@@ -104,85 +104,97 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   };
   publisher.on('state-changed', publishState);
   publishState();
-  let port = await acceptor0.listen(config.server.host, config.server.port);
-  if (config.server.port === 0 && acceptorCount > 1) {
-    // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.
+  try {
+    return await listenAndRun();
+  } catch (err) {
+    // A failed start must not leave threads or a listen socket behind.
     await acceptor0.close(0);
-    port = await acceptor0.listen(config.server.host, port);
+    for (const w of acceptorWorkers) w.postMessage({ type: 'close', graceMs: 0 } satisfies MainToAcceptor);
+    await Promise.all(shards.map((s) => s.close()));
+    throw err;
   }
 
-  for (let a = 1; a < acceptorCount; a++) acceptorWorkers.push(await startAcceptorWorker(a));
-  publishState();
+  async function listenAndRun(): Promise<Gateway> {
+    let port = await acceptor0.listen(config.server.host, config.server.port);
+    if (config.server.port === 0 && acceptorCount > 1) {
+      // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.
+      await acceptor0.close(0);
+      port = await acceptor0.listen(config.server.host, port);
+    }
 
-  refresh = new RefreshSupervisor(config, (e) => publisher.handle(e), () => publisher.publishedRevisions(), log);
-  refresh.start();
-  log.info({ host: config.server.host, port, shards: shardCount, acceptors: acceptorCount, source: config.catalog.source }, 'gateway listening');
+    for (let a = 1; a < acceptorCount; a++) acceptorWorkers.push(await startAcceptorWorker(a));
+    publishState();
 
-  const initialLoad = new Promise<void>((resolve) => {
-    if (board.initialLoadDone) resolve();
-    else publisher.once('initial-load-complete', () => resolve());
-  });
-  void initialLoad.then(() => {
-    log.info({ routes: Object.fromEntries(board.keys().map((k) => [k, board.get(k)?.state])) }, 'initial catalog load finished');
-  });
+    refresh = new RefreshSupervisor(config, (e) => publisher.handle(e), () => publisher.publishedRevisions(), log);
+    refresh.start();
+    log.info({ host: config.server.host, port, shards: shardCount, acceptors: acceptorCount, source: config.catalog.source }, 'gateway listening');
 
-  async function startAcceptorWorker(index: number): Promise<Worker> {
-    const shardPorts = (channels[index] ?? []).map((c) => c.port1);
-    const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, shardPorts, port };
-    const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: shardPorts });
-    worker.on('error', (err) => log.error({ err: String(err), acceptor: index }, 'acceptor thread failed'));
-    await new Promise<void>((resolve, reject) => {
-      worker.on('message', (msg: AcceptorToMain) => {
-        switch (msg.type) {
-          case 'listening':
-            resolve();
-            break;
-          case 'listen-failed':
-            reject(new Error(`acceptor ${msg.acceptorIndex}: ${msg.message}`));
-            break;
-          case 'metrics-request':
-            void collectMetrics().then(
-              (m) => worker.postMessage({ type: 'metrics-result', requestId: msg.requestId, text: m.text } satisfies MainToAcceptor),
-              () => undefined,
-            );
-            break;
-          case 'metrics':
-            acceptorScrapes.settle(msg.requestId, msg.metrics);
-            break;
-          case 'closed':
-            break;
-        }
-      });
+    const initialLoad = new Promise<void>((resolve) => {
+      if (board.initialLoadDone) resolve();
+      else publisher.once('initial-load-complete', () => resolve());
     });
-    return worker;
-  }
+    void initialLoad.then(() => {
+      log.info({ routes: Object.fromEntries(board.keys().map((k) => [k, board.get(k)?.state])) }, 'initial catalog load finished');
+    });
 
-  let closing: Promise<void> | null = null;
-  return {
-    host: config.server.host,
-    port,
-    config,
-    events: publisher,
-    initialLoad: () => initialLoad,
-    readiness: () => board.readiness(),
-    crashRefreshWorker: () => refresh?.kill() ?? Promise.resolve(),
-    close(graceMs = 5_000): Promise<void> {
-      closing ??= (async () => {
-        await refresh?.close();
-        const acceptorsClosed = acceptorWorkers.map(
-          (w) =>
-            new Promise<void>((resolve) => {
-              w.once('exit', () => resolve());
-              w.postMessage({ type: 'close', graceMs } satisfies MainToAcceptor);
-            }),
-        );
-        await acceptor0.close(graceMs);
-        await Promise.all(acceptorsClosed);
-        await Promise.all(shards.map((s) => s.close()));
-        for (const row of channels) for (const c of row) c.port1.close();
-        log.info('gateway closed');
-      })();
-      return closing;
-    },
-  };
+    async function startAcceptorWorker(index: number): Promise<Worker> {
+      const shardPorts = (channels[index] ?? []).map((c) => c.port1);
+      const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, shardPorts, port };
+      const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: shardPorts });
+      worker.on('error', (err) => log.error({ err: String(err), acceptor: index }, 'acceptor thread failed'));
+      await new Promise<void>((resolve, reject) => {
+        worker.on('message', (msg: AcceptorToMain) => {
+          switch (msg.type) {
+            case 'listening':
+              resolve();
+              break;
+            case 'listen-failed':
+              reject(new Error(`acceptor ${msg.acceptorIndex}: ${msg.message}`));
+              break;
+            case 'metrics-request':
+              void collectMetrics().then(
+                (m) => worker.postMessage({ type: 'metrics-result', requestId: msg.requestId, text: m.text } satisfies MainToAcceptor),
+                () => undefined,
+              );
+              break;
+            case 'metrics':
+              acceptorScrapes.settle(msg.requestId, msg.metrics);
+              break;
+            case 'closed':
+              break;
+          }
+        });
+      });
+      return worker;
+    }
+
+    let closing: Promise<void> | null = null;
+    return {
+      host: config.server.host,
+      port,
+      config,
+      events: publisher,
+      initialLoad: () => initialLoad,
+      readiness: () => board.readiness(),
+      crashRefreshWorker: () => refresh?.kill() ?? Promise.resolve(),
+      close(graceMs = 5_000): Promise<void> {
+        closing ??= (async () => {
+          await refresh?.close();
+          const acceptorsClosed = acceptorWorkers.map(
+            (w) =>
+              new Promise<void>((resolve) => {
+                w.once('exit', () => resolve());
+                w.postMessage({ type: 'close', graceMs } satisfies MainToAcceptor);
+              }),
+          );
+          await acceptor0.close(graceMs);
+          await Promise.all(acceptorsClosed);
+          await Promise.all(shards.map((s) => s.close()));
+          for (const row of channels) for (const c of row) c.port1.close();
+          log.info('gateway closed');
+        })();
+        return closing;
+      },
+    };
+  }
 }

@@ -19,7 +19,7 @@ import { callTool, listToolNames, rpcBody, rpcError, toolResult } from '../helpe
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Retries `fn` every 25 ms until it stops throwing; rethrows its last error at the deadline. */
-async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -75,7 +75,7 @@ async function expectUnavailable(gw: Gateway, key: string, reason: RegExp): Prom
 const MAX_TOOLS = 3;
 type Entry = { id: string; baseUrl: string };
 
-describe('catalog failure rules in portal mode (one gateway, many routes)', () => {
+describe('catalog failure rules in portal mode (one gateway, many routes)', { timeout: 60_000 }, () => {
   const services: FixtureToolService[] = [];
   const svc: Record<string, FixtureToolService> = {};
   const manifests: Record<string, string[]> = {
@@ -139,12 +139,12 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', () =
         maxToolsPerRoute: MAX_TOOLS,
       },
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await gw?.close();
     await portal?.close();
     await Promise.all(services.map((s) => s.close()));
-  });
+  }, 30_000);
 
   it('rejects only the routes whose registry entry is invalid; the others serve', async () => {
     const r = await readiness(gw);

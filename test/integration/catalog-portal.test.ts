@@ -17,7 +17,7 @@ import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Retries `fn` every 25 ms until it stops throwing; rethrows its last error at the deadline. */
-async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -75,7 +75,7 @@ async function toolService(names: string[], services: FixtureToolService[]): Pro
   return s;
 }
 
-describe('portal mode: serving, 304, live route changes, list-changed', () => {
+describe('portal mode: serving, 304, live route changes, list-changed', { timeout: 60_000 }, () => {
   const services: FixtureToolService[] = [];
   let portal: FixturePortal;
   let gw: Gateway;
@@ -94,12 +94,12 @@ describe('portal mode: serving, 304, live route changes, list-changed', () => {
     };
     portal = await startFixturePortal({ revision: 'r1', routes });
     gw = await startTestGateway(portalMode(portal));
-  });
+  }, 60_000);
   afterAll(async () => {
     await gw?.close();
     await portal?.close();
     await Promise.all(services.map((s) => s.close()));
-  });
+  }, 30_000);
 
   it('serves tools/list and tools/call for the routes the Portal names', async () => {
     expect((await listToolNames(gw, 'core')).sort()).toEqual(['employee_search', 'lookup']);
@@ -217,7 +217,7 @@ describe('portal mode: serving, 304, live route changes, list-changed', () => {
   });
 });
 
-describe('mass-removal guard (catalog.maxRouteRemovalRatio)', () => {
+describe('mass-removal guard (catalog.maxRouteRemovalRatio)', { timeout: 60_000 }, () => {
   const services: FixtureToolService[] = [];
   let fourRoutes: Record<string, Array<{ id: string; baseUrl: string }>>;
   /** Default ratio (0.5) and an operator-raised ratio (0.8), started side by side. */
@@ -235,12 +235,12 @@ describe('mass-removal guard (catalog.maxRouteRemovalRatio)', () => {
     const shared = await toolService(['ping_tool'], services);
     fourRoutes = Object.fromEntries(['a', 'b', 'c', 'd'].map((k) => [k, [{ id: 'shared', baseUrl: shared.url }]]));
     [strict, loose] = await Promise.all([start(), start({ maxRouteRemovalRatio: 0.8 })]);
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all([strict?.gw.close(), loose?.gw.close()]);
     await Promise.all([strict?.portal.close(), loose?.portal.close()]);
     await Promise.all(services.map((s) => s.close()));
-  });
+  }, 30_000);
 
   it('ignores a registry that would remove 3 of 4 routes (default ratio 0.5): all serve, readiness and metric say suspect', async () => {
     const { portal, gw } = strict;

@@ -22,7 +22,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.js';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Retries `fn` every 25 ms until it stops throwing; rethrows its last error at the deadline. */
-async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -79,7 +79,7 @@ const TOOLS: Record<string, string[]> = {
 };
 const uid = Math.random().toString(36).slice(2, 8);
 
-describe('Redis copies, warm start of every named route, corrupt entries, Redis killed', () => {
+describe('Redis copies, warm start of every named route, corrupt entries, Redis killed', { timeout: 60_000 }, () => {
   const services: Record<string, FixtureToolService> = {};
   let redis: TestRedis;
   let portal: FixturePortal;
@@ -114,33 +114,15 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
     seed = await startTestGateway(config(nsWarm));
     const r = await readiness(seed);
     for (const k of ROUTES) firstRevisions[k] = r.body.routes[k]?.revision as string;
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all([seed?.close(), gwWarm?.close(), gwBad?.close()]);
     await portal?.close();
     await Promise.all(Object.values(services).map((s) => s.close()));
     await redis?.stop();
-  });
+  }, 30_000);
 
-  it('stores the registry document and every route snapshot after the first build', async () => {
-    const gw = seed as Gateway;
-    await eventually(
-      () =>
-        withRedis(redis.url, async (c) => {
-          const missing: string[] = [];
-          for (const key of [`${nsWarm}:portal-registry`, ...ROUTES.map((k) => `${nsWarm}:route:${k}`)]) if ((await c.exists(key)) !== 1) missing.push(key);
-          expect(missing, `not stored after the first build; readiness: ${(await readiness(gw)).text}`).toEqual([]);
-        }),
-      5_000,
-    );
-    await withRedis(redis.url, async (c) => {
-      const copy = JSON.parse((await c.get(`${nsWarm}:portal-registry`)) as string) as { format: number; document: unknown };
-      expect(copy.format).toBe(1);
-      expect(copy.document).toEqual({ revision: 'seed-1', routes: registryRoutes });
-    });
-  });
-
-  it('stores every later build: registry copy and snapshots (format "MCPS", the tools inside)', async () => {
+  it('stores the registry document and every route snapshot after a build (format 1 / "MCPS", the tools inside)', async () => {
     const gw = seed as Gateway;
     // Every route's catalog changes (descriptions) and the Portal publishes a new revision.
     for (const k of ROUTES) setTools(k, TOOLS[k] as string[], 'seeded');
@@ -189,7 +171,7 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
       expect(x.status).toBe(200);
       for (const k of ROUTES) expect(x.body.routes[k]?.source).toBe('redis');
       return x;
-    }, 15_000);
+    }, 30_000);
     expect(r.body.registry).toMatchObject({ portalUp: false, source: 'redis', revision: 'seed-2' });
     for (const k of ROUTES) {
       const s = r.body.routes[k] as RouteReadiness;
@@ -212,7 +194,7 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
       expect(x.status).toBe(200);
       for (const k of ['ops', 'sales']) expect(x.body.routes[k]?.source).toBe('redis');
       return x;
-    }, 15_000);
+    }, 30_000);
     expect((await listToolNames(gw, 'ops')).sort()).toEqual([...(TOOLS['ops'] as string[])].sort());
     expect(await listToolNames(gw, 'sales')).toEqual(TOOLS['sales']);
     for (const k of corrupt) {
@@ -248,14 +230,14 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
       const x = await readiness(gw);
       expect(x.body.registry).toMatchObject({ portalUp: true, source: 'portal' });
       for (const k of ROUTES) expect(x.body.routes[k]).toMatchObject({ state: 'ready', source: 'portal' });
-    });
+    }, 8_000);
     // The spoiled routes of the other gateway are built from the Portal now.
     await eventually(async () => {
       for (const k of ROUTES) expect((await listToolNames(gwBad as Gateway, k)).sort()).toEqual([...(TOOLS[k] as string[])].sort());
     });
   });
 
-  it('keeps refreshing and serving while Redis is killed, and stores again once Redis is back', async () => {
+  it('keeps refreshing and serving while Redis is killed (mcp_gateway_redis_up 0)', async () => {
     const gw = gwWarm as Gateway;
     await gwBad?.close();
     gwBad = undefined;
@@ -268,17 +250,36 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
     services['late'] = late;
     late.setManifest(manifestFor([{ name: 'late_tool' }], 'late-tools'));
     late.setBehavior('/tools/late_tool', { kind: 'echo' });
-    portal.setDocument({ revision: 'no-redis', routes: { ...registryRoutes, late: [{ id: 'late-tools', baseUrl: late.url }] } });
+    registryRoutes = { ...registryRoutes, late: [{ id: 'late-tools', baseUrl: late.url }] };
+    portal.setDocument({ revision: 'no-redis', routes: registryRoutes });
     setTools('sales', ['quote', 'discount']);
     await eventually(async () => expect(await listToolNames(gw, 'late')).toEqual(['late_tool']));
     await eventually(async () => expect((await listToolNames(gw, 'sales')).sort()).toEqual(['discount', 'quote']));
     for (const k of ROUTES) expect((await mcpPost(gw, k, rpc('tools/list'))).status).toBe(200);
-    expect((await readiness(gw)).status).toBe(200);
+    const r = await readiness(gw);
+    expect(r.status).toBe(200);
+    expect(r.body.registry.revision).toBe('no-redis');
+  });
 
+  it('stores the current registry and snapshots again once Redis is back, without waiting for a change', async () => {
+    const gw = gwWarm as Gateway;
     await redis.restart();
     await eventually(async () => expect(sampleValue(await metrics(gw), 'mcp_gateway_redis_up', {})).toBe(1));
-    // The restarted server is empty: whatever appears was stored after the restart.
-    portal.setDocument({ revision: 'redis-back', routes: { ...registryRoutes, late: [{ id: 'late-tools', baseUrl: late.url }] } });
+    // The restarted server is empty; a warm start from it after the next restart would find nothing.
+    await eventually(
+      () =>
+        withRedis(redis.url, async (c) => {
+          const missing: string[] = [];
+          for (const key of [`${nsWarm}:portal-registry`, ...[...ROUTES, 'late'].map((k) => `${nsWarm}:route:${k}`)]) if ((await c.exists(key)) !== 1) missing.push(key);
+          expect(missing, 'not stored although Redis is up again and these are the last good copies').toEqual([]);
+        }),
+      5_000,
+    );
+  });
+
+  it('stores new builds once Redis is back', async () => {
+    const gw = gwWarm as Gateway;
+    portal.setDocument({ revision: 'redis-back', routes: registryRoutes });
     setTools('core', ['employee_search', 'org_chart', 'payroll']);
     await eventually(async () => expect(await listToolNames(gw, 'core')).toContain('payroll'));
     await eventually(() =>

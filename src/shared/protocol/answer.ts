@@ -106,5 +106,6 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
 function idOf(message: unknown): RequestId | null {
   if (typeof message !== 'object' || message === null) return null;
   const id = (message as { id?: unknown }).id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  // Same bounds as a valid id (a 1 KiB string at most), so an invalid request cannot make the answer echo a huge id.
+  return (typeof id === 'string' && id.length <= 1024) || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }

@@ -44,9 +44,19 @@ export interface UpstreamResult extends MappedResult {
 const NDJSON = 'application/x-ndjson';
 const ERROR_SNIPPET_BYTES = 4096;
 
+/** What a call needs of its tool, derived once per tool version (not per call). */
+interface UpstreamTarget {
+  origin: string;
+  path: string;
+  /** `{"name":…,"version":…,"arguments":` — the arguments and `}` complete the body. */
+  bodyPrefix: string;
+}
+
 /** Owns the pools; `close()` is graceful and idempotent. */
 export class ToolServiceClient {
   private readonly pools = new Map<string, Pool>();
+  /** Keyed by the runtime's tool objects, so a replaced snapshot's entries are collected with it. */
+  private readonly targets = new WeakMap<CatalogTool, UpstreamTarget>();
   private closed = false;
 
   constructor(private readonly options: UpstreamOptions) {}
@@ -54,7 +64,7 @@ export class ToolServiceClient {
   /** Calls the tool; resolves with a mapped result whatever happens upstream. */
   call(call: UpstreamCall): Promise<UpstreamResult> {
     if (this.closed) return Promise.resolve({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
-    const url = new URL(call.tool.executionUrl);
+    const target = this.targetFor(call.tool);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: `application/json, ${NDJSON}`,
@@ -63,11 +73,11 @@ export class ToolServiceClient {
     };
     if (call.ctx.sessionId !== '') headers['x-mcp-session-id'] = call.ctx.sessionId;
     if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
-    const body = `{"name":${JSON.stringify(call.tool.name)},"version":${JSON.stringify(call.tool.version)},"arguments":${call.argumentsJson}}`;
+    const body = target.bodyPrefix + call.argumentsJson + '}';
     return new Promise((resolve) => {
       const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null);
       call.cancel?.onCancel(() => exchange.cancel());
-      this.poolFor(url.origin).dispatch({ path: url.pathname + url.search, method: 'POST', headers, body }, exchange);
+      this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
     });
   }
 
@@ -76,6 +86,20 @@ export class ToolServiceClient {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.pools.values()].map((p) => p.close()));
+  }
+
+  private targetFor(tool: CatalogTool): UpstreamTarget {
+    let target = this.targets.get(tool);
+    if (target === undefined) {
+      const url = new URL(tool.executionUrl);
+      target = {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        bodyPrefix: `{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`,
+      };
+      this.targets.set(tool, target);
+    }
+    return target;
   }
 
   private poolFor(origin: string): Pool {
