@@ -81,21 +81,43 @@ export async function fetchManifest(
   entry: ServiceEntry,
   options: { timeoutMs: number; maxBytes: number; dispatcher?: Dispatcher | undefined },
 ): Promise<unknown> {
+  const result = await fetchManifestIfChanged(entry, { ...options, etag: null });
+  return result.kind === 'manifest' ? result.manifest : undefined;
+}
+
+/** What a conditional manifest fetch produced. */
+export type ManifestFetch = { kind: 'not-modified' } | { kind: 'manifest'; manifest: unknown; etag: string | null };
+
+/**
+ * Like {@link fetchManifest}, sending `If-None-Match: etag` when one is known:
+ * a Tool Service that answers 304 costs no download, parse or validation.
+ */
+export async function fetchManifestIfChanged(
+  entry: ServiceEntry,
+  options: { timeoutMs: number; maxBytes: number; etag: string | null; dispatcher?: Dispatcher | undefined },
+): Promise<ManifestFetch> {
   const url = manifestUrl(entry);
   const unreachable = (why: string): GatewayError =>
     new GatewayError(GatewayErrorCode.ManifestUnreachable, `Tool Service "${entry.id}" manifest at ${url}: ${why}`);
   let text: string;
+  let etag: string | null;
   try {
     const res = await request(url, {
       method: 'GET',
-      headers: { accept: 'application/json' },
+      headers: { accept: 'application/json', ...(options.etag !== null ? { 'if-none-match': options.etag } : {}) },
       signal: AbortSignal.timeout(options.timeoutMs),
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });
+    if (res.statusCode === 304 && options.etag !== null) {
+      await res.body.dump();
+      return { kind: 'not-modified' };
+    }
     if (res.statusCode !== 200) {
       await res.body.dump();
       throw unreachable(`HTTP ${res.statusCode}`);
     }
+    const header = res.headers['etag'];
+    etag = typeof header === 'string' ? header : null;
     text = await readLimited(res.body, options.maxBytes, () => unreachable(`larger than catalog.maxManifestBytes (${options.maxBytes})`));
   } catch (err) {
     if (GatewayError.is(err)) throw err;
@@ -103,7 +125,7 @@ export async function fetchManifest(
     throw unreachable(e.name === 'TimeoutError' ? `timed out after ${options.timeoutMs} ms` : (e.code ?? e.message));
   }
   try {
-    return JSON.parse(text) as unknown;
+    return { kind: 'manifest', manifest: JSON.parse(text) as unknown, etag };
   } catch {
     throw new GatewayError(GatewayErrorCode.ManifestInvalid, `Tool Service "${entry.id}" manifest at ${url}: body is not JSON`);
   }

@@ -8,7 +8,7 @@
  * No threads and no timers here: the refresh worker drives `cycle()` and
  * forwards the events; tests call it directly.
  */
-import { fetchManifest } from '../../shared/catalog/build.js';
+import { fetchManifestIfChanged } from '../../shared/catalog/build.js';
 import { validateManifest, type ManifestPolicy } from '../../shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../shared/catalog/merge.js';
 import { parseRegistry, staticRegistry, type Registry } from '../../shared/catalog/registry.js';
@@ -35,6 +35,8 @@ export interface RefresherDeps {
 /** Per Tool Service: the last good tools and the backoff state. */
 interface ServiceState {
   tools: CatalogTool[] | null;
+  /** ETag of the manifest `tools` came from: the next fetch is conditional. */
+  etag: string | null;
   failures: number;
   nextAttemptAt: number;
   lastError: string | null;
@@ -274,7 +276,7 @@ export class Refresher {
   private loadService(key: string, entry: ServiceEntry): Promise<ServiceOutcome> {
     let state = this.services.get(key);
     if (state === undefined) {
-      state = { tools: null, failures: 0, nextAttemptAt: 0, lastError: null };
+      state = { tools: null, etag: null, failures: 0, nextAttemptAt: 0, lastError: null };
       this.services.set(key, state);
     }
     const s = state;
@@ -284,12 +286,21 @@ export class Refresher {
     const { config } = this.deps;
     return this.limiter.run(async () => {
       try {
-        const raw = await fetchManifest(entry, { timeoutMs: config.catalog.manifestTimeoutMs, maxBytes: config.catalog.maxManifestBytes });
+        const fetched = await fetchManifestIfChanged(entry, {
+          timeoutMs: config.catalog.manifestTimeoutMs,
+          maxBytes: config.catalog.maxManifestBytes,
+          etag: s.tools !== null ? s.etag : null,
+        });
+        if (fetched.kind === 'not-modified' && s.tools !== null) {
+          Object.assign(s, { failures: 0, nextAttemptAt: 0, lastError: null });
+          return { entry, tools: s.tools, problem: null };
+        }
+        const raw = fetched.kind === 'manifest' ? fetched.manifest : undefined;
         const result = validateManifest(raw, entry, this.policy);
         if (!result.ok) {
           throw new GatewayError(GatewayErrorCode.ManifestInvalid, `Tool Service "${entry.id}" manifest is invalid: ${result.problems.join('; ')}`, result.problems);
         }
-        Object.assign(s, { tools: result.tools, failures: 0, nextAttemptAt: 0, lastError: null });
+        Object.assign(s, { tools: result.tools, etag: fetched.kind === 'manifest' ? fetched.etag : null, failures: 0, nextAttemptAt: 0, lastError: null });
         return { entry, tools: result.tools, problem: null };
       } catch (err) {
         const e = GatewayError.is(err) ? err : new GatewayError(GatewayErrorCode.ManifestUnreachable, String(err));
