@@ -18,7 +18,8 @@
  * `--churn` (refresh-under-load bench): every manifest answer embeds a new
  * revision counter in every tool description, so each refresh of the gateway
  * sees changed catalogs and must rebuild and swap them. `POST /churn/pause`
- * freezes the counter (manifests stable, byte for byte), `POST /churn/resume`
+ * freezes the counter (manifests stable, byte for byte, and 304 to a matching
+ * If-None-Match), `POST /churn/resume`
  * restarts it, `GET /churn/stats` answers `{churning, revision, manifests}`.
  */
 import { createHash } from 'node:crypto';
@@ -98,10 +99,16 @@ app.get('/manifest', (res, req) => {
   }
   const v = variant(tools);
   if (v.parts !== null) {
-    // Churn: a new revision per answer while churning, the frozen one while paused.
+    // Churn: a new revision per answer while churning (never a 304), the
+    // frozen one while paused (304 to a matching If-None-Match, like any
+    // well-behaved Tool Service).
     if (churning) revision++;
-    const body = v.parts.join(String(revision));
-    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', `"r${revision}-${tools}"`).end(body);
+    const etag = `"r${revision}-${tools}"`;
+    if (!churning && req.getHeader('if-none-match') === etag) {
+      res.writeStatus('304 Not Modified').writeHeader('etag', etag).end();
+      return;
+    }
+    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', etag).end(v.parts.join(String(revision)));
     return;
   }
   // Synchronous answer: uWS has the response corked in this top-level call.

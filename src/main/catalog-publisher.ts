@@ -18,6 +18,7 @@ interface PendingInstall {
   snapshot: SharedArrayBuffer;
   source: CatalogSource;
   warning: string | null;
+  listChanged: boolean;
 }
 
 /** Events for other parts of the process (a future push channel listens to `list-changed`). */
@@ -66,18 +67,15 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
         this.emit('state-changed');
         break;
       case 'route-snapshot':
-        this.enqueueInstall(event.routeKey, { snapshot: event.snapshot, source: event.source, warning: event.warning });
+        this.enqueueInstall(event.routeKey, { snapshot: event.snapshot, source: event.source, warning: event.warning, listChanged: event.listChanged });
         break;
       case 'route-unchanged':
-        this.board.unchanged(event.routeKey, event.warning);
+        this.board.unchanged(event.routeKey, event.source, event.warning);
         this.emit('state-changed');
         break;
       case 'route-failed':
         this.board.failed(event.routeKey, { code: event.code, message: event.message, conflicts: event.conflicts });
         this.emit('state-changed');
-        break;
-      case 'list-changed':
-        this.emit('list-changed', event.routeKey, event.revision);
         break;
       case 'registry-status':
         this.board.setRegistry({
@@ -91,7 +89,7 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
         this.emit('state-changed');
         break;
       case 'redis-problem':
-        this.board.setRegistry({ redisProblem: event.message });
+        this.board.setRedisProblem(event.subject, event.message);
         break;
       case 'initial-load-complete':
         // Installs already sent finish first, so "ready" never precedes the snapshots it announces.
@@ -127,6 +125,8 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
       else if (answer.type === 'installed') {
         const meta = decodeSnapshot(item.snapshot).meta;
         this.board.succeeded(routeKey, { toolCount: meta.toolCount, revision: meta.revision, source: item.source, builtAt: meta.builtAt }, item.warning);
+        // Announced only once the new catalog is what requests see.
+        if (item.listChanged) this.emit('list-changed', routeKey, meta.revision);
       } else {
         this.board.failed(routeKey, { code: answer.error.code, message: answer.error.message });
       }

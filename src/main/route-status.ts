@@ -35,7 +35,8 @@ export interface RegistryStatus {
   portalUp: boolean | null;
   portalError: string | null;
   redisUp: boolean | null;
-  redisProblem: string | null;
+  /** Current Redis problems by subject (a route key, or `registry`): unusable copies, failed stores. */
+  redisProblems: Record<string, string>;
   suspect: string | null;
   revision: string | null;
   source: CatalogSource | null;
@@ -45,7 +46,7 @@ export interface RegistryStatus {
 export class RouteStatusBoard {
   private readonly routes = new Map<string, RouteStatus>();
   private initialLoadComplete = false;
-  private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblem: null, suspect: null, revision: null, source: null };
+  private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblems: {}, suspect: null, revision: null, source: null };
   private readonly stateGauge: Gauge<'state'>;
   private readonly toolsGauge: Gauge<'route'>;
 
@@ -79,6 +80,7 @@ export class RouteStatusBoard {
   /** Forgets a removed route. */
   remove(routeKey: string): void {
     this.routes.delete(routeKey);
+    delete this.registry.redisProblems[routeKey];
     this.toolsGauge.remove({ route: routeKey });
     this.refreshGauges();
   }
@@ -97,11 +99,12 @@ export class RouteStatusBoard {
     this.settle(r, warning);
   }
 
-  /** The latest refresh produced the catalog already served. */
-  unchanged(routeKey: string, warning: string | null): void {
+  /** The latest refresh produced the catalog already served (now from `source`: a warm-started route becomes `portal`). */
+  unchanged(routeKey: string, source: CatalogSource, warning: string | null): void {
     const r = this.routes.get(routeKey);
     if (!r || r.revision === null) return;
     r.conflicts = [];
+    r.source = source;
     this.settle(r, warning);
   }
 
@@ -113,6 +116,12 @@ export class RouteStatusBoard {
     r.conflicts = error.conflicts ?? [];
     r.state = r.revision === null ? 'refused' : 'stale';
     this.refreshGauges();
+  }
+
+  /** Sets or (with `null`) clears a Redis problem. */
+  setRedisProblem(subject: string, message: string | null): void {
+    if (message === null) delete this.registry.redisProblems[subject];
+    else this.registry.redisProblems[subject] = message;
   }
 
   /** Updates registry health. */

@@ -42,7 +42,7 @@ interface RouteReadiness {
   lastError: { code: string; message: string } | null;
 }
 interface Readiness {
-  registry: { portalUp: boolean | null; redisUp: boolean | null; redisProblem: string | null; revision: string | null; source: string | null };
+  registry: { portalUp: boolean | null; redisUp: boolean | null; redisProblems: Record<string, string>; revision: string | null; source: string | null };
   routes: Record<string, RouteReadiness>;
 }
 
@@ -206,7 +206,7 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
       expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(rpcError(answer).message).toContain(k);
     }
-    expect(r.body.registry.redisProblem).toMatch(new RegExp(`${nsBad}:route:(core|process|information)`));
+    expect(Object.values(r.body.registry.redisProblems).join(' ')).toMatch(new RegExp(`${nsBad}:route:(core|process|information)`));
     const failures = sampleValue(await metrics(gw), 'mcp_gateway_refresh_failures_total', { cause: 'REDIS' });
     expect(failures).toBeGreaterThanOrEqual(corrupt.length);
   });
@@ -216,7 +216,7 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
     const why: Record<string, RegExp> = { core: /magic|corrupt|short|length/i, process: /checksum/i, information: /holds route "core"/ };
     for (const [k, reason] of Object.entries(why)) {
       // Either the registry-level Redis report or the route's own status must say so.
-      const mentions = [r.body.registry.redisProblem ?? '', r.body.routes[k]?.lastError?.message ?? ''].filter((m) => m.includes(`${nsBad}:route:${k}`));
+      const mentions = [r.body.registry.redisProblems[k] ?? '', r.body.routes[k]?.lastError?.message ?? ''].filter((m) => m.includes(`${nsBad}:route:${k}`));
       expect(mentions, `readiness does not report the ignored Redis snapshot of route "${k}": ${r.text}`).not.toEqual([]);
       expect(mentions.join(' ')).toMatch(reason);
     }

@@ -40,11 +40,10 @@ export interface RefreshWorkerData {
 export type RefreshEvent =
   /** The registry's route set; `removed` routes stop being served (404). */
   | { type: 'routes'; routeKeys: string[]; removed: string[] }
-  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; source: CatalogSource; warning: string | null }
-  | { type: 'route-unchanged'; routeKey: string; warning: string | null }
+  /** `listChanged`: it replaces a different catalog (the main thread announces it once installed). */
+  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; source: CatalogSource; warning: string | null; listChanged: boolean }
+  | { type: 'route-unchanged'; routeKey: string; source: CatalogSource; warning: string | null }
   | { type: 'route-failed'; routeKey: string; code: GatewayErrorCode; message: string; conflicts: string[] }
-  /** A route's `tools/list` bytes changed (for a future push channel). */
-  | { type: 'list-changed'; routeKey: string; revision: string }
   | {
       type: 'registry-status';
       portalUp: boolean;
@@ -54,7 +53,8 @@ export type RefreshEvent =
       revision: string | null;
       source: CatalogSource | null;
     }
-  | { type: 'redis-problem'; message: string }
+  /** `subject`: a route key, or `registry`; a later success for the same subject clears it. */
+  | { type: 'redis-problem'; subject: string; message: string | null }
   | { type: 'initial-load-complete' };
 
 /** Refresh worker → main. */

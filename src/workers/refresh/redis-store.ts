@@ -27,6 +27,8 @@ export type RedisMiss = { kind: 'missing' } | { kind: 'unavailable'; message: st
 /** Redis-backed store; `close()` is idempotent. */
 export class RedisStore {
   private readonly redis: Redis;
+  /** Incremented on every (re)connection: a Redis that came back may have lost what was stored. */
+  generation = 0;
 
   constructor(
     url: string,
@@ -44,6 +46,9 @@ export class RedisStore {
     });
     // Errors surface as failed commands; without a listener ioredis would print them.
     this.redis.on('error', () => undefined);
+    this.redis.on('ready', () => {
+      this.generation++;
+    });
   }
 
   /** True when the connection is up right now. */

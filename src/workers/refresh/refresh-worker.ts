@@ -49,11 +49,13 @@ function emit(event: RefreshEvent): void {
       if (event.portalError !== null) log.warn({ reason: event.portalError }, 'Portal poll failed');
       break;
     case 'redis-problem':
-      failures.inc({ cause: 'REDIS' });
-      log.warn({ reason: event.message }, 'Redis problem');
+      if (event.message !== null) {
+        failures.inc({ cause: 'REDIS' });
+        log.warn({ subject: event.subject, reason: event.message }, 'Redis problem');
+      }
       break;
-    case 'list-changed':
-      listChanged.inc({ route: event.routeKey });
+    case 'route-snapshot':
+      if (event.listChanged) listChanged.inc({ route: event.routeKey });
       break;
     default:
       break;

@@ -70,6 +70,13 @@ export class Refresher {
   private readonly policy: ManifestPolicy;
   private readonly now: () => number;
   private initialLoadDone = false;
+  /** What is served, per route: its snapshot (to store in Redis) and the revision Redis holds. */
+  private readonly snapshots = new Map<string, SharedArrayBuffer>();
+  private readonly storedRevision = new Map<string, string>();
+  /** The registry document last accepted from the Portal, and whether Redis holds it. */
+  private registryDocument: { document: unknown; stored: boolean } | null = null;
+  /** RedisStore.generation at the last sync: a reconnection means every copy is stored again. */
+  private redisGeneration = -1;
   /** Manifest fetches of the current cycle, so a Tool Service shared by several routes is fetched once. */
   private inflight = new Map<string, Promise<ServiceOutcome>>();
 
@@ -115,6 +122,7 @@ export class Refresher {
       this.initialLoadDone = true;
       this.deps.emit({ type: 'initial-load-complete' });
     }
+    await this.syncRedis();
     return report;
   }
 
@@ -139,7 +147,7 @@ export class Refresher {
         } else {
           this.applyRegistry(next, 'portal');
           report.registry = 'portal';
-          if (redis !== null) void redis.saveRegistry(poll.document);
+          this.registryDocument = { document: poll.document, stored: false };
         }
       }
     } catch (err) {
@@ -168,10 +176,10 @@ export class Refresher {
         this.applyRegistry(parseRegistry(copy.document), 'redis');
         report.registry = 'redis';
       } catch (err) {
-        this.deps.emit({ type: 'redis-problem', message: `registry copy rejected: ${GatewayError.is(err) ? err.message : String(err)}` });
+        this.deps.emit({ type: 'redis-problem', subject: 'registry', message: `registry copy rejected: ${GatewayError.is(err) ? err.message : String(err)}` });
       }
     } else if (copy.kind !== 'missing') {
-      this.deps.emit({ type: 'redis-problem', message: `registry copy unusable: ${copy.message}` });
+      this.deps.emit({ type: 'redis-problem', subject: 'registry', message: `registry copy unusable: ${copy.message}` });
     }
   }
 
@@ -198,6 +206,7 @@ export class Refresher {
     for (const k of removed) {
       this.published.delete(k);
       this.warmTried.delete(k);
+      this.snapshots.delete(k);
     }
     this.registry = next;
     this.registrySource = source;
@@ -235,18 +244,13 @@ export class Refresher {
     const warning = degraded.length > 0 ? `serving last good manifest: ${degraded.join('; ')}` : null;
     const previous = this.published.get(routeKey);
     if (previous === catalog.revision) {
-      emit({ type: 'route-unchanged', routeKey, warning });
+      emit({ type: 'route-unchanged', routeKey, source: this.registrySource, warning });
       return 'unchanged';
     }
     const snapshot = encodeSnapshot(catalog);
     this.published.set(routeKey, catalog.revision);
-    emit({ type: 'route-snapshot', routeKey, snapshot, source: this.registrySource, warning });
-    if (previous !== undefined) emit({ type: 'list-changed', routeKey, revision: catalog.revision });
-    if (redis !== null) {
-      void redis.saveSnapshot(routeKey, snapshot).then((ok) => {
-        if (!ok) emit({ type: 'redis-problem', message: `could not store snapshot of route "${routeKey}"` });
-      });
-    }
+    this.snapshots.set(routeKey, snapshot);
+    emit({ type: 'route-snapshot', routeKey, snapshot, source: this.registrySource, warning, listChanged: previous !== undefined });
     return 'published';
   }
 
@@ -258,10 +262,43 @@ export class Refresher {
     const copy = await redis.loadSnapshot(routeKey);
     if ('view' in copy) {
       this.published.set(routeKey, copy.view.meta.revision);
-      this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: copy.view.buffer, source: 'redis', warning: 'warm start from the Redis copy' });
+      this.snapshots.set(routeKey, copy.view.buffer);
+      this.storedRevision.set(routeKey, copy.view.meta.revision);
+      this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: copy.view.buffer, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
     } else if (copy.kind !== 'missing') {
-      this.deps.emit({ type: 'redis-problem', message: `snapshot of route "${routeKey}" unusable: ${copy.message}` });
+      this.deps.emit({ type: 'redis-problem', subject: routeKey, message: `snapshot of route "${routeKey}" ignored: ${copy.message}` });
     }
+  }
+
+  /**
+   * Brings Redis up to date with what is served: every snapshot whose
+   * revision Redis does not hold, and the last accepted registry. Runs each
+   * cycle, so copies that failed (Redis down, not yet connected) are stored
+   * once Redis is back, not only when something changes.
+   */
+  private async syncRedis(): Promise<void> {
+    const { redis, emit } = this.deps;
+    if (redis === null || !redis.connected) return;
+    if (redis.generation !== this.redisGeneration) {
+      // A restarted Redis without persistence is empty: what it held before proves nothing now.
+      this.redisGeneration = redis.generation;
+      this.storedRevision.clear();
+      if (this.registryDocument !== null) this.registryDocument.stored = false;
+    }
+    const doc = this.registryDocument;
+    if (doc !== null && !doc.stored) {
+      doc.stored = await redis.saveRegistry(doc.document);
+      emit({ type: 'redis-problem', subject: 'registry', message: doc.stored ? null : 'could not store the registry copy' });
+    }
+    await Promise.all(
+      [...this.snapshots].map(async ([routeKey, snapshot]) => {
+        const revision = this.published.get(routeKey);
+        if (revision === undefined || this.storedRevision.get(routeKey) === revision) return;
+        const ok = await redis.saveSnapshot(routeKey, snapshot);
+        if (ok) this.storedRevision.set(routeKey, revision);
+        emit({ type: 'redis-problem', subject: routeKey, message: ok ? null : `could not store the snapshot of route "${routeKey}"` });
+      }),
+    );
   }
 
   private serviceTools(entry: ServiceEntry): Promise<ServiceOutcome> {
