@@ -33,7 +33,7 @@ export class RedisStore {
   constructor(
     url: string,
     private readonly namespace: string,
-    commandTimeoutMs: number,
+    private readonly commandTimeoutMs: number,
   ) {
     this.redis = new Redis(url, {
       lazyConnect: false,
@@ -113,12 +113,33 @@ export class RedisStore {
     this.redis.disconnect();
   }
 
-  /** Runs a command; `null` when Redis failed or timed out (the caller decides what that means). */
+  /**
+   * Runs a command; `null` when Redis failed or timed out (the caller decides
+   * what that means). A connection still being set up is waited for, within
+   * the same `redis.commandTimeoutMs` budget: without an offline queue the
+   * first command of a fresh store would otherwise fail at once.
+   */
   private async run<T>(command: () => Promise<T>): Promise<{ value: T } | null> {
+    if (this.redis.status === 'connecting' || this.redis.status === 'connect' || this.redis.status === 'reconnecting') {
+      if (!(await this.readyWithin(this.commandTimeoutMs))) return null;
+    }
     try {
       return { value: await command() };
     } catch {
       return null;
     }
+  }
+
+  private readyWithin(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.redis.once('ready', onReady);
+    });
   }
 }

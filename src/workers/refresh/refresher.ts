@@ -15,7 +15,7 @@ import { parseRegistry, staticRegistry, type Registry } from '../../shared/catal
 import type { CatalogSource, CatalogTool } from '../../shared/catalog/types.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-import { encodeSnapshot } from '../../shared/snapshot/layout.js';
+import { decodeSnapshot, encodeSnapshot } from '../../shared/snapshot/layout.js';
 import type { RefreshEvent } from '../../shared/threads/messages.js';
 import type { PortalClient } from './portal-client.js';
 import type { RedisStore } from './redis-store.js';
@@ -138,7 +138,14 @@ export class Refresher {
       const poll = await portal.poll();
       if (poll.kind === 'unchanged') report.registry = 'unchanged';
       else {
-        const next = parseRegistry(poll.document);
+        let next: Registry;
+        try {
+          next = parseRegistry(poll.document);
+        } catch (err) {
+          // Not a registry: forget its ETag, or the next poll's 304 would hide the failure.
+          portal.resetEtag();
+          throw err;
+        }
         const suspect = this.removalSuspect(next);
         if (suspect !== null) {
           report.suspect = suspect;
@@ -248,9 +255,12 @@ export class Refresher {
       return 'unchanged';
     }
     const snapshot = encodeSnapshot(catalog);
+    const before = this.snapshots.get(routeKey);
     this.published.set(routeKey, catalog.revision);
     this.snapshots.set(routeKey, snapshot);
-    emit({ type: 'route-snapshot', routeKey, snapshot, source: this.registrySource, warning, listChanged: previous !== undefined });
+    // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
+    const listChanged = previous !== undefined && (before === undefined || !sameListBytes(before, snapshot));
+    emit({ type: 'route-snapshot', routeKey, snapshot, source: this.registrySource, warning, listChanged });
     return 'published';
   }
 
@@ -349,6 +359,10 @@ export class Refresher {
       }
     });
   }
+}
+
+function sameListBytes(a: SharedArrayBuffer, b: SharedArrayBuffer): boolean {
+  return Buffer.from(decodeSnapshot(a).listTemplate).equals(Buffer.from(decodeSnapshot(b).listTemplate));
 }
 
 function serviceKey(entry: ServiceEntry): string {

@@ -1,24 +1,45 @@
 /**
  * What a shard keeps per route: the published snapshot plus, derived from it
- * once at install time, the tool resolution table and one compiled argument
- * validator per tool. Immutable after construction; a new snapshot gets a new
- * RouteRuntime, swapped in with one Map store.
+ * once at install time, the tool resolution table. Argument validators come
+ * from the shard's {@link ValidatorCache}: compiled once per distinct schema,
+ * on the tool's first call, never per request. A new snapshot gets a new
+ * RouteRuntime, swapped in with one Map store; the old one is released.
  */
-import { Compile, type Validator } from 'typebox/compile';
+import type { Validator } from 'typebox/compile';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { SnapshotView } from '../../shared/snapshot/layout.js';
+import { ValidatorCache } from './validator-cache.js';
+
+/** A tool with exactly one active version; its validator is compiled on first use. */
+export class ResolvedTool {
+  readonly kind = 'tool';
+  private compiled: Validator | null = null;
+
+  constructor(
+    readonly tool: CatalogTool,
+    private readonly schemaKey: string,
+    private readonly cache: ValidatorCache,
+  ) {}
+
+  /** The compiled argument validator. */
+  get validator(): Validator {
+    return (this.compiled ??= this.cache.validator(this.schemaKey));
+  }
+}
 
 /** How a tool name resolves in a route. */
-export type Resolution =
-  | { kind: 'tool'; tool: CatalogTool; validator: Validator }
-  | { kind: 'unknown' }
-  | { kind: 'ambiguous'; versions: string[] };
+export type Resolution = ResolvedTool | { kind: 'unknown' } | { kind: 'ambiguous'; versions: string[] };
 
 /** A route's call-time view of its snapshot. */
 export class RouteRuntime {
   private readonly byName = new Map<string, Resolution>();
+  private readonly schemaKeys: string[] = [];
+  private released = false;
 
-  constructor(readonly snapshot: SnapshotView) {
+  constructor(
+    readonly snapshot: SnapshotView,
+    private readonly cache: ValidatorCache = new ValidatorCache(),
+  ) {
     const active = new Map<string, CatalogTool[]>();
     for (const tool of snapshot.catalogTools()) {
       if (!tool.active) continue;
@@ -29,8 +50,9 @@ export class RouteRuntime {
     for (const [name, versions] of active) {
       if (versions.length === 1) {
         const tool = versions[0] as CatalogTool;
-        // Compiled once per tool version at install, never per request (STYLE.md).
-        this.byName.set(name, { kind: 'tool', tool, validator: Compile(tool.inputSchema) as unknown as Validator });
+        const key = cache.retain(tool.inputSchema);
+        this.schemaKeys.push(key);
+        this.byName.set(name, new ResolvedTool(tool, key, cache));
       } else {
         this.byName.set(name, { kind: 'ambiguous', versions: versions.map((v) => v.version) });
       }
@@ -40,6 +62,16 @@ export class RouteRuntime {
   /** Exactly one active version → the tool; none → unknown; several → ambiguous (never pick one). */
   resolve(name: string): Resolution {
     return this.byName.get(name) ?? UNKNOWN;
+  }
+
+  /**
+   * Gives the validators back to the cache once this runtime is replaced.
+   * Calls already running keep the validators they resolved.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const key of this.schemaKeys) this.cache.release(key);
   }
 }
 

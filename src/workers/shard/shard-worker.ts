@@ -13,6 +13,7 @@ import { decodeSnapshot } from '../../shared/snapshot/layout.js';
 import { CallOutcome, FrameBatch, readCalls, type CallFrame } from '../../shared/threads/frames.js';
 import type { AcceptorToShard, MainToShard, ShardToAcceptor, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
 import { RouteRuntime } from './route-runtime.js';
+import { ValidatorCache } from './validator-cache.js';
 import { CancelSignal } from './cancel.js';
 import { handleToolCall, type CallAnswer, type CallOptions } from './tool-call.js';
 import { ToolServiceClient } from './upstream.js';
@@ -33,6 +34,7 @@ const decoder = new TextDecoder();
 
 /** routeKey → runtime. Replaced with one `set` per publish: readers never see a half-built route. */
 const routes = new Map<string, RouteRuntime>();
+const validators = new ValidatorCache();
 
 /** One outgoing result batch per acceptor port, flushed once per event-loop turn. */
 class ResultChannel {
@@ -77,8 +79,10 @@ function send(msg: ShardToMain): void {
 
 function install(routeKey: string, snapshot: SharedArrayBuffer): void {
   try {
-    const runtime = new RouteRuntime(decodeSnapshot(snapshot));
+    const runtime = new RouteRuntime(decodeSnapshot(snapshot), validators);
+    const previous = routes.get(routeKey);
     routes.set(routeKey, runtime);
+    previous?.release();
     const msg: ShardToAcceptor = { type: 'publish', routeKey, snapshot };
     for (const c of channels) c.port.postMessage(msg);
     send({ type: 'installed', routeKey, revision: runtime.snapshot.meta.revision });
@@ -134,6 +138,7 @@ parent.on('message', (msg: MainToShard) => {
       break;
     case 'remove':
       // Acceptors stop routing to it through the main thread's directory; calls already here finish on the old runtime.
+      routes.get(msg.routeKey)?.release();
       routes.delete(msg.routeKey);
       break;
     case 'metrics':
