@@ -24,6 +24,7 @@ const acceptor = new Acceptor({
   config: data.config,
   shardPorts: data.shardPorts,
   log,
+  onUnmatchedCancel: (cancelKey) => send({ type: 'cancel', cancelKey }),
   health: {
     readiness: () => readiness,
     metrics: async () => {
@@ -46,6 +47,9 @@ parent.on('message', (msg: MainToAcceptor) => {
       break;
     case 'metrics-result':
       scrapes.settle(msg.requestId, msg.text);
+      break;
+    case 'cancel':
+      acceptor.cancelFromPeer(msg.cancelKey);
       break;
     case 'metrics-collect':
       void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));

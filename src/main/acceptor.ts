@@ -37,6 +37,12 @@ export interface AcceptorOptions {
   shardPorts: readonly MessagePort[];
   health: HealthSource;
   log: Logger;
+  /**
+   * A `notifications/cancelled` that matched no call of this thread: with
+   * several acceptor threads the call may live on another one (the main
+   * thread relays it to them; see {@link Acceptor.cancelFromPeer}).
+   */
+  onUnmatchedCancel?: (cancelKey: string) => void;
 }
 
 /** Route + session + JSON-RPC id: what a stateless `notifications/cancelled` can name. */
@@ -100,6 +106,11 @@ export class Acceptor {
     }
     const deadline = Date.now() + graceMs;
     while (this.dispatcher.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /** A cancel relayed from another acceptor thread. */
+  cancelFromPeer(cancelKey: string): void {
+    this.dispatcher.cancel(cancelKey);
   }
 
   /** This thread's metrics as JSON, for aggregation on the main thread. */
@@ -180,7 +191,10 @@ export class Acceptor {
       }
       const decision = answerRequest(body, snapshot);
       if (decision.kind === 'reply') {
-        if (decision.cancels !== undefined) this.dispatcher.cancel(cancelKey(routeKey, ctx.sessionId, decision.cancels));
+        if (decision.cancels !== undefined) {
+          const key = cancelKey(routeKey, ctx.sessionId, decision.cancels);
+          if (!this.dispatcher.cancel(key)) this.options.onUnmatchedCancel?.(key);
+        }
         res.cork(() => writeReply(res, decision.reply));
         this.record(routeKey, methodLabel(decision.method), decision.outcome, startedAt);
         return;

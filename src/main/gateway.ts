@@ -90,7 +90,14 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     shardPorts: channels[0]?.map((c) => c.port1) ?? [],
     log,
     health: { readiness: () => board.readiness(), metrics: collectMetrics },
+    onUnmatchedCancel: (cancelKey) => relayCancel(cancelKey, null),
   });
+
+  /** Offers an unmatched cancel to every other acceptor thread. */
+  function relayCancel(cancelKey: string, from: Worker | null): void {
+    if (from !== null) acceptor0.cancelFromPeer(cancelKey);
+    for (const w of acceptorWorkers) if (w !== from) w.postMessage({ type: 'cancel', cancelKey } satisfies MainToAcceptor);
+  }
 
   const publishState = (): void => {
     const entries = directory();
@@ -159,6 +166,9 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
               break;
             case 'metrics':
               acceptorScrapes.settle(msg.requestId, msg.metrics);
+              break;
+            case 'cancel':
+              relayCancel(msg.cancelKey, worker);
               break;
             case 'closed':
               break;

@@ -6,8 +6,9 @@
  * are bounded; a full queue is an explicit 503.
  *
  * A call whose client accepts SSE may receive streamed events (progress, log)
- * before its final answer: the first one turns the answer into a
- * `text/event-stream`, heartbeats keep it alive, the final answer ends it. A
+ * before its final answer: the first (an empty one when the Tool Service
+ * starts an NDJSON stream) turns the answer into a `text/event-stream`,
+ * heartbeats keep it alive, the final answer ends it. A
  * client that disconnects, or that sends `notifications/cancelled` for the
  * call, gets nothing more, and the shard aborts the upstream request.
  */
@@ -192,6 +193,8 @@ export class ShardDispatcher {
           }, this.heartbeatMs);
         }
       }
+      // An empty event only opens the stream (the Tool Service started streaming; nothing to forward yet).
+      if (body.length === 0) return;
       res.write(SSE_EVENT_PREFIX);
       res.write(body);
       res.write(SSE_EVENT_SUFFIX);

@@ -67,7 +67,8 @@ function repoRoot(): string {
 }
 
 const ROOT = repoRoot();
-const BASELINE_PATH = join(ROOT, 'test', 'conformance', 'expected-failures.json');
+/** CONFORMANCE_BASELINE overrides the baseline file (to check the runner's own mismatch detection). */
+const BASELINE_PATH = process.env['CONFORMANCE_BASELINE'] || join(ROOT, 'test', 'conformance', 'expected-failures.json');
 
 async function importBuilt<T>(relative: string): Promise<T> {
   const file = join(ROOT, 'dist', relative);
@@ -164,6 +165,7 @@ async function listScenarios(): Promise<string[]> {
 interface Check {
   id?: string;
   name?: string;
+  description?: string;
   status?: string;
   errorMessage?: string;
 }
@@ -217,7 +219,7 @@ async function runScenario(scenario: string, url: string, resultsDir: string): P
     else if (c.status === 'FAILURE') counts.failure++;
     else if (c.status === 'WARNING') counts.warning++;
     else counts.info++;
-    if (c.status === 'FAILURE' || c.status === 'WARNING') problems.push(`${c.status} ${c.id ?? c.name ?? '?'}: ${c.errorMessage ?? ''}`.trim());
+    if (c.status === 'FAILURE' || c.status === 'WARNING') problems.push(`${c.status} ${c.id ?? c.name ?? '?'}: ${c.errorMessage ?? c.description ?? ''}`.trim());
   }
   const passed = checks.length > 0 && counts.failure === 0 && counts.warning === 0;
   // The CLI's own exit code (failures only) must agree with the checks it wrote.
@@ -350,6 +352,7 @@ async function main(): Promise<number> {
     const bad = rows.filter((r) => r.verdict !== 'pass' && r.verdict !== 'expected failure');
     const passedCount = rows.filter((r) => r.verdict === 'pass').length;
     const expectedCount = rows.filter((r) => r.verdict === 'expected failure').length;
+    if (only.length > 0) console.log(`\nconformance: only ${only.join(', ')} were run (positional arguments); the rest of the baseline was not checked`);
     console.log(`\nconformance: ${passedCount} passed, ${expectedCount} expected failures, ${bad.length} mismatches`);
     if (bad.length > 0) {
       console.log('conformance: MISMATCH with test/conformance/expected-failures.json:');

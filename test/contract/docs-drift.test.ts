@@ -105,7 +105,7 @@ describe('golden examples', () => {
 function exampleFiles(): string[] {
   const base = join('docs', 'contracts', 'examples');
   const out = [join(base, 'README.md')];
-  for (const folder of ['mcp', 'manifest', 'execution']) {
+  for (const folder of ['mcp', 'manifest', 'execution', 'sse', 'registry', 'redis']) {
     for (const f of readdirSync(join(ROOT, base, folder))) out.push(join(base, folder, f));
   }
   return out;

@@ -17,7 +17,17 @@ const DocumentSchema = Type.Object({
   revision: Type.String({ minLength: 1, maxLength: 256 }),
   routes: Type.Record(Type.String(), Type.Unknown()),
 });
-const EntriesSchema = Type.Array(ServiceEntrySchema, { minItems: 1, maxItems: 256 });
+/**
+ * Registry entries are an external contract that extends compatibly (SPEC §7):
+ * unknown members are allowed here and dropped, unlike in the config file,
+ * where an unknown key is a typo.
+ */
+const RegistryEntrySchema = Type.Object({
+  id: ServiceEntrySchema.properties.id,
+  baseUrl: ServiceEntrySchema.properties.baseUrl,
+  manifestPath: ServiceEntrySchema.properties.manifestPath,
+});
+const EntriesSchema = Type.Array(RegistryEntrySchema, { minItems: 1, maxItems: 256 });
 const documentValidator = Compile(DocumentSchema);
 const entriesValidator = Compile(EntriesSchema);
 
@@ -44,7 +54,9 @@ export function parseRegistry(doc: unknown): Registry {
   const rejected: Record<string, string> = {};
   for (const [routeKey, entries] of Object.entries(doc.routes)) {
     const problem = routeProblem(routeKey, entries);
-    if (problem === null) routes[routeKey] = (entries as ServiceEntry[]).map((e) => ({ ...e }));
+    if (problem === null) {
+      routes[routeKey] = (entries as ServiceEntry[]).map((e) => ({ id: e.id, baseUrl: e.baseUrl, ...(e.manifestPath !== undefined ? { manifestPath: e.manifestPath } : {}) }));
+    }
     else rejected[routeKey] = problem;
   }
   return { revision: doc.revision, routes, rejected };

@@ -102,6 +102,8 @@ export type MainToAcceptor =
   | { type: 'readiness'; status: number; body: string }
   | { type: 'metrics-result'; requestId: number; text: string }
   | { type: 'metrics-collect'; requestId: number }
+  /** A cancel another acceptor thread could not match (see Acceptor.cancelFromPeer). */
+  | { type: 'cancel'; cancelKey: string }
   | { type: 'close'; graceMs: number };
 
 /** Acceptor worker → main. */
@@ -110,4 +112,5 @@ export type AcceptorToMain =
   | { type: 'listen-failed'; acceptorIndex: number; message: string }
   | { type: 'metrics-request'; requestId: number }
   | { type: 'metrics'; requestId: number; metrics: MetricObjectJson[] }
+  | { type: 'cancel'; cancelKey: string }
   | { type: 'closed' };

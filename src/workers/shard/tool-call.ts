@@ -123,7 +123,8 @@ export async function handleToolCall(
     argumentsJson,
     routeKey,
     ctx,
-    ...(forwarder ? { onFrame: forwarder.onFrame } : {}),
+    // An empty event starts the SSE answer (headers, heartbeats) before any frame qualifies for forwarding.
+    ...(forwarder && options.sendEvent ? { onFrame: forwarder.onFrame, onStreamStart: () => options.sendEvent?.('') } : {}),
     ...(options.cancel ? { cancel: options.cancel } : {}),
   });
   return { ...result(id, upstream.json, upstream.isError), upstream: { serviceId: resolved.tool.serviceId, cause: upstream.cause } };

@@ -31,6 +31,8 @@ export interface UpstreamCall {
   ctx: CallContext;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame?: (frame: StreamFrame) => void;
+  /** Called once when the Tool Service starts an NDJSON stream (the SSE answer starts then, not at the first forwarded frame). */
+  onStreamStart?: () => void;
   /** Aborts the upstream request when the client disconnects or cancels. */
   cancel?: CancelSignal;
 }
@@ -75,7 +77,7 @@ export class ToolServiceClient {
     if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
     const body = target.bodyPrefix + call.argumentsJson + '}';
     return new Promise((resolve) => {
-      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null);
+      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null, call.onStreamStart ?? null);
       call.cancel?.onCancel(() => exchange.cancel());
       this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
     });
@@ -136,6 +138,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly timeoutMs: number,
     private readonly maxBytes: number,
     private readonly onFrame: ((frame: StreamFrame) => void) | null,
+    private readonly onStreamStart: (() => void) | null,
   ) {
     this.timer = setTimeout(() => this.fail(new TimeoutError()), timeoutMs);
   }
@@ -160,6 +163,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     else if (contentType === NDJSON) {
       this.mode = 'ndjson';
       this.ndjson = new NdjsonReader(this.onFrame);
+      this.onStreamStart?.();
     }
   }
 

@@ -1,10 +1,12 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildContextFromConfig, buildRoute, buildRoutes, fetchManifest, manifestUrl, type BuildContext } from '../../../../src/shared/catalog/build.js';
+import { fetchManifest, manifestUrl } from '../../../../src/shared/catalog/fetch-manifest.js';
 import { validateConfig } from '../../../../src/shared/config/load.js';
 import type { ServiceEntry } from '../../../../src/shared/config/schema.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
 import { decodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
+import type { RefreshEvent } from '../../../../src/shared/threads/messages.js';
+import { Refresher } from '../../../../src/workers/refresh/refresher.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
 
 /** A TCP server that accepts connections and never answers: a hung Tool Service. */
@@ -66,56 +68,63 @@ afterAll(async () => {
   await hung?.close();
 });
 
-const config = () => validateConfig({ catalog: { manifestTimeoutMs: 10_000, maxManifestBytes: 1024 } });
 const entry = (id: string, baseUrl: string): ServiceEntry => ({ id, baseUrl });
 
-describe('buildRoute', () => {
+/** One refresh cycle of static `routes` through the refresh worker's own Refresher; its events. */
+async function cycle(routes: Record<string, ServiceEntry[]>, catalog: Record<string, unknown> = {}): Promise<RefreshEvent[]> {
+  const events: RefreshEvent[] = [];
+  const config = validateConfig({ catalog: { manifestTimeoutMs: 10_000, maxManifestBytes: 1024, manifestMaxBackoffMs: 0, ...catalog, static: { routes } } });
+  await new Refresher({ config, emit: (e) => events.push(e), portal: null, redis: null }).cycle();
+  return events;
+}
+
+const snapshotOf = (events: RefreshEvent[], routeKey: string) => {
+  const e = events.find((x) => x.type === 'route-snapshot' && x.routeKey === routeKey);
+  return e?.type === 'route-snapshot' ? e : undefined;
+};
+const failureOf = (events: RefreshEvent[], routeKey: string) => {
+  const e = events.find((x) => x.type === 'route-failed' && x.routeKey === routeKey);
+  return e?.type === 'route-failed' ? e : undefined;
+};
+
+describe('a route built from manifests (Refresher)', () => {
   it('builds a snapshot from real Tool Service manifests', async () => {
-    const ctx = buildContextFromConfig(config(), 'static');
-    const result = await buildRoute('core', [entry('good', good.url), entry('other', other.url)], ctx);
-    if (!result.ok) throw new Error(result.reason);
-    expect(result.catalog.tools.map((t) => `${t.serviceId}:${t.name}`)).toEqual(['good:employee_get', 'good:employee_search', 'other:erp_order']);
-    expect(result.catalog.tools[1]?.executionUrl).toBe(`${good.origin}/tools/employee_search`);
-    const view = decodeSnapshot(result.snapshot, { verifyChecksum: true });
-    expect(view.meta).toMatchObject({ routeKey: 'core', source: 'static', toolCount: 3, revision: result.catalog.revision });
-    expect(view.catalogTools()).toEqual(result.catalog.tools);
+    const events = await cycle({ core: [entry('good', good.url), entry('other', other.url)] });
+    const snap = snapshotOf(events, 'core');
+    if (!snap) throw new Error(JSON.stringify(events));
+    const view = decodeSnapshot(snap.snapshot, { verifyChecksum: true });
+    expect(view.catalogTools().map((t) => `${t.serviceId}:${t.name}`)).toEqual(['good:employee_get', 'good:employee_search', 'other:erp_order']);
+    expect(view.catalogTools()[1]?.executionUrl).toBe(`${good.origin}/tools/employee_search`);
+    expect(view.meta).toMatchObject({ routeKey: 'core', source: 'static', toolCount: 3 });
   });
 
   it('refuses a route whose services conflict, with TOOL_NAME_CONFLICT', async () => {
-    const ctx = buildContextFromConfig(config(), 'static');
-    const result = await buildRoute('core', [entry('a', good.url), entry('b', good.url)], ctx);
-    expect(result).toMatchObject({ routeKey: 'core', ok: false, code: 'TOOL_NAME_CONFLICT' });
+    const events = await cycle({ core: [entry('a', good.url), entry('b', good.url)] });
+    expect(failureOf(events, 'core')).toMatchObject({ code: 'TOOL_NAME_CONFLICT' });
+    expect(snapshotOf(events, 'core')).toBeUndefined();
   });
 
   it('refuses a route over the tool cap, with TOOL_CAP_EXCEEDED', async () => {
-    const ctx = buildContextFromConfig(validateConfig({ catalog: { maxToolsPerRoute: 1 } }), 'static');
-    expect(await buildRoute('core', [entry('good', good.url)], ctx)).toMatchObject({ ok: false, code: 'TOOL_CAP_EXCEEDED' });
+    const events = await cycle({ core: [entry('good', good.url)] }, { maxToolsPerRoute: 1 });
+    expect(failureOf(events, 'core')).toMatchObject({ code: 'TOOL_CAP_EXCEEDED' });
   });
 
   it('fails the route when any one of its services fails', async () => {
-    const ctx = buildContextFromConfig(config(), 'static');
-    const result = await buildRoute('core', [entry('good', good.url), entry('failing', failing.url)], ctx);
-    expect(result).toMatchObject({ ok: false, code: 'MANIFEST_UNREACHABLE' });
+    const events = await cycle({ core: [entry('good', good.url), entry('failing', failing.url)] });
+    expect(failureOf(events, 'core')).toMatchObject({ code: 'MANIFEST_UNREACHABLE' });
+    expect(snapshotOf(events, 'core')).toBeUndefined();
   });
 
   it('uses manifestPath when given', async () => {
-    const ctx = buildContextFromConfig(config(), 'static');
-    const result = await buildRoute('core', [{ id: 'good', baseUrl: good.url, manifestPath: '/elsewhere' }], ctx);
+    const events = await cycle({ core: [{ id: 'good', baseUrl: good.url, manifestPath: '/elsewhere' }] });
     // The fixture serves only /manifest; GET elsewhere answers 405.
-    expect(result).toMatchObject({ ok: false, code: 'MANIFEST_UNREACHABLE' });
-    if (!result.ok) expect(result.reason).toContain(`${good.origin}/elsewhere: HTTP 405`);
+    expect(failureOf(events, 'core')?.message).toContain(`${good.origin}/elsewhere: HTTP 405`);
   });
 });
 
-describe('buildRoutes isolates routes', () => {
+describe('routes are isolated (Refresher)', () => {
   it('builds the good routes whatever happens to the others, with each failure coded', async () => {
-    const base = buildContextFromConfig(config(), 'portal');
-    // The real fetcher, with a tiny timeout only for the hung service.
-    const ctx: BuildContext = {
-      ...base,
-      fetchManifest: (e) => fetchManifest(e, { timeoutMs: e.id === 'hung' ? 50 : 10_000, maxBytes: 1024 }),
-    };
-    const results = await buildRoutes(
+    const events = await cycle(
       {
         first: [entry('good', good.url)],
         status: [entry('failing', failing.url)],
@@ -126,9 +135,10 @@ describe('buildRoutes isolates routes', () => {
         huge: [entry('huge', huge.url)],
         last: [entry('other', other.url)],
       },
-      ctx,
+      { manifestTimeoutMs: 300 },
     );
-    expect(results.map((r) => [r.routeKey, r.ok ? 'ok' : r.code])).toEqual([
+    const outcome = (key: string): string => (snapshotOf(events, key) ? 'ok' : (failureOf(events, key)?.code ?? 'none'));
+    expect(['first', 'status', 'broken', 'invalid', 'refused', 'hung', 'huge', 'last'].map((k) => [k, outcome(k)])).toEqual([
       ['first', 'ok'],
       ['status', 'MANIFEST_UNREACHABLE'],
       ['broken', 'MANIFEST_INVALID'],
@@ -138,20 +148,15 @@ describe('buildRoutes isolates routes', () => {
       ['huge', 'MANIFEST_UNREACHABLE'],
       ['last', 'ok'],
     ]);
-    const reason = (key: string) => {
-      const r = results.find((x) => x.routeKey === key);
-      return r && !r.ok ? r.reason : '';
-    };
-    expect(reason('status')).toBe(`Tool Service "failing" manifest at ${failing.origin}/manifest: HTTP 500`);
-    expect(reason('broken')).toBe(`Tool Service "broken" manifest at ${brokenJson.origin}/manifest: body is not JSON`);
-    expect(reason('invalid')).toMatch(/^Tool Service "invalid" manifest is invalid: .*\/tools\/0\/name/);
-    expect(reason('refused')).toBe(`Tool Service "refused" manifest at ${refusedOrigin}/manifest: ECONNREFUSED`);
-    expect(reason('hung')).toBe(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 50 ms`);
-    expect(reason('huge')).toBe(`Tool Service "huge" manifest at ${huge.origin}/manifest: larger than catalog.maxManifestBytes (1024)`);
-    const first = results[0];
-    expect(first?.ok && decodeSnapshot(first.snapshot).meta).toMatchObject({ routeKey: 'first', source: 'portal', toolCount: 2 });
-    const last = results[7];
-    expect(last?.ok && last.catalog.tools.map((t) => t.name)).toEqual(['erp_order']);
+    const reason = (key: string): string => failureOf(events, key)?.message ?? '';
+    expect(reason('status')).toContain(`Tool Service "failing" manifest at ${failing.origin}/manifest: HTTP 500`);
+    expect(reason('broken')).toContain(`Tool Service "broken" manifest at ${brokenJson.origin}/manifest: body is not JSON`);
+    expect(reason('invalid')).toMatch(/Tool Service "invalid" manifest is invalid: .*\/tools\/0\/name/);
+    expect(reason('refused')).toContain(`Tool Service "refused" manifest at ${refusedOrigin}/manifest: ECONNREFUSED`);
+    expect(reason('hung')).toContain(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 300 ms`);
+    expect(reason('huge')).toContain(`Tool Service "huge" manifest at ${huge.origin}/manifest: larger than catalog.maxManifestBytes (1024)`);
+    const last = snapshotOf(events, 'last');
+    expect(last && decodeSnapshot(last.snapshot).catalogTools().map((t) => t.name)).toEqual(['erp_order']);
   });
 });
 
