@@ -15,21 +15,7 @@ import { startFixturePortal, type FixturePortal, type PortalMode } from '../fixt
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { httpRequest, mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
 import { callTool, listToolNames, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Retries `fn` every 25 ms until it stops throwing; rethrows its last error at the deadline. */
-async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() >= deadline) throw err;
-    }
-    await sleep(25);
-  }
-}
+import { eventually } from '../helpers/eventually.js';
 
 interface RouteReadiness {
   state: string;

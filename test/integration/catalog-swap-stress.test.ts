@@ -13,21 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixturePortal, type FixturePortal } from '../fixtures/portal.js';
 import { startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Retries `fn` every 25 ms until it stops throwing; rethrows its last error at the deadline. */
-async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() >= deadline) throw err;
-    }
-    await sleep(25);
-  }
-}
+import { eventually, sleep } from '../helpers/eventually.js';
 
 const ROUTES = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
 const TOOLS = ['t0', 't1', 't2'];

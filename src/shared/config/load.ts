@@ -82,20 +82,17 @@ export function loadConfig(input: LoadConfigInput): GatewayConfig {
     if (fromFile !== undefined) merged = mergeInto(merged, fromFile, []);
   }
   merged = mergeInto(merged, envOverrides(input.env, problems), []);
-  if (problems.length === 0) problems.push(...schemaProblems(merged));
-  if (problems.length === 0) problems.push(...semanticProblems(merged as GatewayConfig));
-  if (problems.length > 0) {
-    throw new GatewayError(GatewayErrorCode.ConfigInvalid, `invalid configuration:\n  - ${problems.join('\n  - ')}`, problems);
-  }
-  const config = merged as GatewayConfig;
-  if (config.workers.shards === 0) config.workers.shards = Math.max(1, availableParallelism() - 1);
-  return deepFreeze(config);
+  return finish(merged, problems);
 }
 
 /** Validates an already-assembled object (tests, embedding); same checks as {@link loadConfig}. */
 export function validateConfig(value: unknown): GatewayConfig {
-  const merged = mergeInto(structuredClone(DEFAULTS), value, []);
-  const problems = schemaProblems(merged);
+  return finish(mergeInto(structuredClone(DEFAULTS), value, []), []);
+}
+
+/** Schema and cross-key checks, one error naming every problem, derived defaults, then freeze. */
+function finish(merged: unknown, problems: string[]): GatewayConfig {
+  if (problems.length === 0) problems.push(...schemaProblems(merged));
   if (problems.length === 0) problems.push(...semanticProblems(merged as GatewayConfig));
   if (problems.length > 0) {
     throw new GatewayError(GatewayErrorCode.ConfigInvalid, `invalid configuration:\n  - ${problems.join('\n  - ')}`, problems);
