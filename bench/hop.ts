@@ -12,7 +12,7 @@
  * median of each figure per mode is reported, with ratios to `bare`.
  *
  * Knobs: BENCH_CONNECTIONS (50), BENCH_DURATION seconds (5), BENCH_WARMUP
- * seconds (1, discarded), BENCH_REPEATS rounds (2), BENCH_KEEP_TMP=1 (keep logs).
+ * seconds (1, discarded), BENCH_REPEATS rounds (2), BENCH_TOOLS (50: the answer's tool count; 1 gives a small, tools/call-sized answer), BENCH_KEEP_TMP=1 (keep logs).
  * The table is also written to bench/results/hop-<YYYY-MM-DD>.md.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { freePort, killAll, machineBusyMicros, measure, median, runLoad, spawnSe
 const MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w'] as const;
 type Mode = (typeof MODES)[number];
 
-const TOOL_COUNT = 50;
+const TOOL_COUNT = Math.floor(envNumber('BENCH_TOOLS', 50, 1));
 const READY_TIMEOUT_MS = 10_000;
 
 function envNumber(name: string, fallback: number, min: number): number {
