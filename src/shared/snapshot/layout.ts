@@ -153,8 +153,12 @@ export interface SnapshotView {
   readonly meta: SnapshotMeta;
   /** `{"jsonrpc":"2.0","result":{…},"id":` — append `<id>}` to answer `tools/list`. */
   readonly listTemplate: Uint8Array;
-  /** Parses and validates the catalog section (install time only, never per request). */
-  catalogTools(): CatalogTool[];
+  /**
+   * Parses the catalog section (install time only, never per request) and
+   * validates it unless `trusted`: a snapshot this process encoded, or one
+   * the refresh worker already validated after reading it from Redis.
+   */
+  catalogTools(options?: { trusted?: boolean }): CatalogTool[];
 }
 
 function corrupt(reason: string): GatewayError {
@@ -196,14 +200,14 @@ export function decodeSnapshot(buffer: SharedArrayBuffer, options: { verifyCheck
     buffer,
     meta,
     listTemplate,
-    catalogTools(): CatalogTool[] {
+    catalogTools(options?: { trusted?: boolean }): CatalogTool[] {
       let tools: unknown;
       try {
         tools = JSON.parse(text(catalog));
       } catch {
         throw corrupt('catalog section is not JSON');
       }
-      if (!catalogValidator.Check(tools)) throw corrupt('catalog section does not match its schema');
+      if (options?.trusted !== true && !catalogValidator.Check(tools)) throw corrupt('catalog section does not match its schema');
       return tools as CatalogTool[];
     },
   };

@@ -41,7 +41,8 @@ export class RouteRuntime {
     private readonly cache: ValidatorCache = new ValidatorCache(),
   ) {
     const active = new Map<string, CatalogTool[]>();
-    for (const tool of snapshot.catalogTools()) {
+    // Trusted: snapshots reach a shard only from the refresh worker, which encoded them or validated them after reading them from Redis.
+    for (const tool of snapshot.catalogTools({ trusted: true })) {
       if (!tool.active) continue;
       const list = active.get(tool.name);
       if (list) list.push(tool);
