@@ -51,6 +51,12 @@ parent.on('message', (msg: MainToAcceptor) => {
     case 'cancel':
       acceptor.cancelFromPeer(msg.cancelKey);
       break;
+    case 'shard-down':
+      acceptor.shardDown(msg.shard);
+      break;
+    case 'shard-port':
+      acceptor.shardReplaced(msg.shard, msg.port);
+      break;
     case 'metrics-collect':
       void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
       break;

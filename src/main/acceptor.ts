@@ -108,6 +108,16 @@ export class Acceptor {
     while (this.dispatcher.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   }
 
+  /** The shard died: fail its calls, refuse new ones until {@link shardReplaced}. */
+  shardDown(shard: number): void {
+    this.dispatcher.shardDown(shard);
+  }
+
+  /** The restarted shard's port. */
+  shardReplaced(shard: number, port: MessagePort): void {
+    this.dispatcher.shardReplaced(shard, port);
+  }
+
   /** A cancel relayed from another acceptor thread. */
   cancelFromPeer(cancelKey: string): void {
     this.dispatcher.cancel(cancelKey);
@@ -200,8 +210,9 @@ export class Acceptor {
         return;
       }
       call.cancelKey = cancelKey(routeKey, ctx.sessionId, decision.id);
+      call.rpcIdJson = encodeId(decision.id);
       if (!this.dispatcher.dispatch(route.shard, routeKey, ctx, body, call)) {
-        const reply = rpcErrorReply(decision.id, JsonRpcErrorCode.TransportError, `shard queue is full (workers.maxPendingCallsPerShard); retry later`, {
+        const reply = rpcErrorReply(decision.id, JsonRpcErrorCode.TransportError, `shard queue is full (workers.maxPendingCallsPerShard) or the shard is restarting; retry later`, {
           status: 503,
           headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
         });

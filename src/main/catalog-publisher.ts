@@ -31,6 +31,8 @@ export interface CatalogEvents {
 /** Turns refresh events into installs and directory/readiness updates. */
 export class CatalogPublisher extends EventEmitter<CatalogEvents> {
   private readonly installing = new Map<string, PendingInstall | null>();
+  /** What each route's shard last installed, to install again into a restarted shard. */
+  private readonly installed = new Map<string, PendingInstall>();
   /** False until the first route list arrived: unknown route keys answer 503 meanwhile. */
   directoryLoaded = false;
 
@@ -60,6 +62,7 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
         for (const routeKey of event.removed) {
           const shard = this.board.get(routeKey)?.shard;
           this.board.remove(routeKey);
+          this.installed.delete(routeKey);
           if (shard !== undefined) this.shards[shard]?.remove(routeKey);
           this.log.info({ route: routeKey }, 'route removed by the registry');
         }
@@ -102,6 +105,13 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
     }
   }
 
+  /** A restarted shard starts empty: install again every route it owned (no list change: the catalogs are the same). */
+  reinstallShard(index: number): void {
+    for (const [routeKey, item] of this.installed) {
+      if (this.board.get(routeKey)?.shard === index) this.enqueueInstall(routeKey, { ...item, listChanged: false });
+    }
+  }
+
   /** Resolves when no install is in flight. */
   async settled(): Promise<void> {
     while (this.installing.size > 0) await new Promise((r) => setTimeout(r, 2));
@@ -123,11 +133,14 @@ export class CatalogPublisher extends EventEmitter<CatalogEvents> {
       const answer = await shard.install(routeKey, item.snapshot);
       if (!this.board.has(routeKey)) shard.remove(routeKey); // removed while installing
       else if (answer.type === 'installed') {
+        this.installed.set(routeKey, item);
         const meta = decodeSnapshot(item.snapshot).meta;
         this.board.succeeded(routeKey, { toolCount: meta.toolCount, revision: meta.revision, source: item.source, builtAt: meta.builtAt }, item.warning);
         // Announced only once the new catalog is what requests see.
         if (item.listChanged) this.emit('list-changed', routeKey, meta.revision);
       } else {
+        // A shard that died mid-install gets this snapshot when it is restarted.
+        if (answer.error.code === 'SHARD_UNAVAILABLE') this.installed.set(routeKey, item);
         this.board.failed(routeKey, { code: answer.error.code, message: answer.error.message });
       }
       this.emit('state-changed');

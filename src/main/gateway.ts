@@ -39,6 +39,8 @@ export interface Gateway {
   readiness(): { status: number; body: string };
   /** Kills the refresh worker as a crash would (it is restarted); for operations drills and tests. */
   crashRefreshWorker(): Promise<void>;
+  /** Kills shard `index` as a crash would (it is restarted and its routes reinstalled); drills and tests. */
+  crashShard(index: number): Promise<void>;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -55,7 +57,13 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
 
   // channels[a][s]: acceptor a ↔ shard s.
   const channels = Array.from({ length: acceptorCount }, () => Array.from({ length: shardCount }, () => new MessageChannel()));
-  const shards = Array.from({ length: shardCount }, (_, s) => new ShardHandle(s, config, channels.map((row) => (row[s] as MessageChannel).port2), log));
+  const shards = Array.from(
+    { length: shardCount },
+    (_, s) => new ShardHandle(s, config, channels.map((row) => (row[s] as MessageChannel).port2), log, (dead) => void restartShard(dead)),
+  );
+  let shardRestarts = 0;
+  let lastShardCrashAt = 0;
+  let closingGateway = false;
   const publisher = new CatalogPublisher(board, shards, log);
 
   const pendingReason = (): string => {
@@ -92,6 +100,39 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     health: { readiness: () => board.readiness(), metrics: collectMetrics },
     onUnmatchedCancel: (cancelKey) => relayCancel(cancelKey, null),
   });
+
+  /**
+   * A shard died: its in-flight calls are answered with an internal error at
+   * once, new calls to it are refused (503) until it is back, and the routes
+   * it owned are installed again (acceptors keep answering tools/list from
+   * their snapshots meanwhile). Backoff 0.2 s doubling to 30 s against a crash loop.
+   */
+  async function restartShard(dead: ShardHandle): Promise<void> {
+    if (closingGateway) return;
+    const index = dead.index;
+    acceptor0.shardDown(index);
+    for (const w of acceptorWorkers) w.postMessage({ type: 'shard-down', shard: index } satisfies MainToAcceptor);
+    // The backoff only grows for crashes that follow each other within a minute.
+    if (Date.now() - lastShardCrashAt > 60_000) shardRestarts = 0;
+    lastShardCrashAt = Date.now();
+    const delay = Math.min(30_000, 200 * 2 ** shardRestarts++);
+    await new Promise((r) => setTimeout(r, delay));
+    if (closingGateway) return;
+    const fresh = Array.from({ length: acceptorCount }, () => new MessageChannel());
+    fresh.forEach((channel, a) => {
+      const row = channels[a];
+      if (row) row[index] = channel;
+    });
+    const handle = new ShardHandle(index, config, fresh.map((c) => c.port2), log, (again) => void restartShard(again));
+    shards[index] = handle;
+    acceptor0.shardReplaced(index, (fresh[0] as MessageChannel).port1);
+    acceptorWorkers.forEach((w, i) => {
+      const port = (fresh[i + 1] as MessageChannel).port1;
+      w.postMessage({ type: 'shard-port', shard: index, port } satisfies MainToAcceptor, [port]);
+    });
+    log.warn({ shard: index, restartInMs: delay }, 'shard thread restarted; reinstalling its routes');
+    publisher.reinstallShard(index);
+  }
 
   /** Offers an unmatched cancel to every other acceptor thread. */
   function relayCancel(cancelKey: string, from: Worker | null): void {
@@ -187,8 +228,10 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
       initialLoad: () => initialLoad,
       readiness: () => board.readiness(),
       crashRefreshWorker: () => refresh?.kill() ?? Promise.resolve(),
+    crashShard: (index: number) => shards[index]?.kill() ?? Promise.resolve(),
       close(graceMs = 5_000): Promise<void> {
         closing ??= (async () => {
+          closingGateway = true;
           await refresh?.close();
           const acceptorsClosed = acceptorWorkers.map(
             (w) =>

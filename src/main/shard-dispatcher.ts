@@ -26,6 +26,8 @@ export interface PendingCall {
   startedAt: number;
   /** Key for `notifications/cancelled`: route, session and JSON-RPC id. */
   cancelKey: string;
+  /** The JSON-RPC id as JSON text, for an error answered by the acceptor itself. */
+  rpcIdJson?: string;
   /** Set by the dispatcher. */
   callId?: number;
   shard?: number;
@@ -43,7 +45,16 @@ class ShardLink {
   readonly batch = new FrameBatch();
   scheduled = false;
   inFlight = 0;
-  constructor(readonly port: MessagePort) {}
+  /** False from the shard's death until its replacement's port arrives: calls are refused meanwhile. */
+  up = true;
+  constructor(public port: MessagePort) {}
+}
+
+/** Answer to a call whose shard died: the Tool Service may or may not have run it. */
+function shardLost(call: PendingCall): Uint8Array {
+  return new TextEncoder().encode(
+    `{"jsonrpc":"2.0","id":${call.rpcIdJson ?? 'null'},"error":{"code":-32603,"message":"Internal error: the worker running this call stopped; whether the tool ran is unknown"}}`,
+  );
 }
 
 /** Routes `tools/call` requests of one acceptor thread to the shards. */
@@ -58,15 +69,53 @@ export class ShardDispatcher {
     private readonly maxInFlightPerShard: number,
     private readonly heartbeatMs: number,
     private readonly onDone: CallDone,
-    onPublish: (routeKey: string, shard: number, snapshot: SharedArrayBuffer) => void,
+    private readonly onPublish: (routeKey: string, shard: number, snapshot: SharedArrayBuffer) => void,
   ) {
     this.links = ports.map((port) => new ShardLink(port));
-    this.links.forEach((link, shard) => {
-      link.port.on('message', (msg: ShardToAcceptor) => {
-        if (msg.type === 'results') this.onResults(link, msg.buffer, msg.length);
-        else onPublish(msg.routeKey, shard, msg.snapshot);
-      });
+    this.links.forEach((link, shard) => this.listen(link, shard));
+  }
+
+  private listen(link: ShardLink, shard: number): void {
+    link.port.on('message', (msg: ShardToAcceptor) => {
+      if (msg.type === 'results') this.onResults(link, msg.buffer, msg.length);
+      else this.onPublish(msg.routeKey, shard, msg.snapshot);
     });
+  }
+
+  /**
+   * The shard died: every call it held is answered with an internal error
+   * (its outcome is unknown, so it is not retried for the client), and new
+   * calls are refused until {@link shardReplaced}.
+   */
+  shardDown(shard: number): void {
+    const link = this.links[shard];
+    if (link === undefined) return;
+    link.up = false;
+    for (const call of [...this.pending.values()]) {
+      if (call.shard !== shard) continue;
+      this.forget(call);
+      if (!call.aborted) {
+        const body = shardLost(call);
+        call.res.cork(() => {
+          if (call.streaming) {
+            call.res.write(SSE_EVENT_PREFIX);
+            call.res.write(body);
+            call.res.end(SSE_EVENT_SUFFIX);
+          } else writeJsonBody(call.res, 200, body);
+        });
+      }
+      this.onDone(call, 'shard_lost');
+    }
+  }
+
+  /** The restarted shard's port. */
+  shardReplaced(shard: number, port: MessagePort): void {
+    const old = this.links[shard];
+    if (old === undefined) return;
+    old.port.close();
+    const link = new ShardLink(port);
+    this.links[shard] = link;
+    this.listen(link, shard);
   }
 
   /** Number of calls waiting for a shard answer. */
@@ -80,7 +129,7 @@ export class ShardDispatcher {
    */
   dispatch(shard: number, routeKey: string, ctx: CallContext, body: Uint8Array, call: PendingCall): boolean {
     const link = this.links[shard];
-    if (link === undefined || link.inFlight >= this.maxInFlightPerShard) return false;
+    if (link === undefined || !link.up || link.inFlight >= this.maxInFlightPerShard) return false;
     // Ids wrap at 2^32; a call 4 billion calls old cannot still be pending under a bounded queue.
     const callId = this.nextCallId;
     this.nextCallId = (this.nextCallId + 1) >>> 0 || 1;

@@ -18,6 +18,7 @@ export class ShardHandle {
   private readonly installs = new Map<string, (answer: InstallAnswer) => void>();
   private readonly scrapes = new ReplyWaiters<MetricObjectJson[]>();
   private exited = false;
+  private closing = false;
   private readonly worker: Worker;
 
   constructor(
@@ -25,6 +26,7 @@ export class ShardHandle {
     config: GatewayConfig,
     acceptorPorts: MessagePort[],
     log: Logger,
+    onUnexpectedExit: (handle: ShardHandle) => void = () => undefined,
   ) {
     const workerData: ShardWorkerData = { kind: 'shard', shardIndex: index, config, acceptorPorts };
     this.worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, transferList: acceptorPorts });
@@ -40,7 +42,10 @@ export class ShardHandle {
       this.exited = true;
       for (const [routeKey, waiter] of this.installs) waiter({ type: 'install-failed', routeKey, error: { code: 'SHARD_UNAVAILABLE', message: `shard ${index} exited`, details: [] } });
       this.installs.clear();
-      if (code !== 0) log.fatal({ shard: index, code }, 'shard thread exited');
+      if (!this.closing) {
+        log.fatal({ shard: index, code }, 'shard thread exited');
+        onUnexpectedExit(this);
+      }
     });
   }
 
@@ -66,8 +71,14 @@ export class ShardHandle {
     return promise;
   }
 
+  /** Kills the thread as a crash would (operations drills and tests of the restart path). */
+  async kill(): Promise<void> {
+    await this.worker.terminate();
+  }
+
   /** Asks the shard to close its pools and exit; resolves when it has. */
   close(): Promise<void> {
+    this.closing = true;
     if (this.exited) return Promise.resolve();
     return new Promise((resolve) => {
       this.worker.once('exit', () => resolve());

@@ -104,6 +104,9 @@ export type MainToAcceptor =
   | { type: 'metrics-collect'; requestId: number }
   /** A cancel another acceptor thread could not match (see Acceptor.cancelFromPeer). */
   | { type: 'cancel'; cancelKey: string }
+  | { type: 'shard-down'; shard: number }
+  /** The restarted shard's end of a new channel (transferred). */
+  | { type: 'shard-port'; shard: number; port: MessagePort }
   | { type: 'close'; graceMs: number };
 
 /** Acceptor worker → main. */
