@@ -10,6 +10,7 @@
 import { parseArgs } from 'node:util';
 import uWS from 'uWebSockets.js';
 import { generateManifest, toolsListResult } from './catalog.js';
+import { listenUntilSignal } from './uws-listen.js';
 
 // Same order of magnitude as the gateway's default `server.maxBodyBytes`.
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -71,16 +72,4 @@ app.any('/*', (res) => {
   res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json').end(notFound);
 });
 
-app.listen(values.host, port, (listenSocket) => {
-  if (listenSocket === false) {
-    console.error(`cannot listen on ${values.host}:${port}`);
-    process.exit(1);
-  }
-  console.log(`listening ${uWS.us_socket_local_port(listenSocket)}`);
-  const stop = (): void => {
-    uWS.us_listen_socket_close(listenSocket);
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-});
+listenUntilSignal(app, values.host, port);

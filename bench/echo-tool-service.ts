@@ -26,6 +26,7 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import uWS from 'uWebSockets.js';
 import { generateManifest } from './catalog.js';
+import { listenUntilSignal } from './uws-listen.js';
 
 // Tool bodies are tiny ({name, version, arguments}); the limit only guards
 // against a runaway client holding memory.
@@ -168,16 +169,4 @@ app.any('/*', (res) => {
   res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json').end(notFoundBody);
 });
 
-app.listen(values.host, port, (listenSocket) => {
-  if (listenSocket === false) {
-    console.error(`cannot listen on ${values.host}:${port}`);
-    process.exit(1);
-  }
-  console.log(`listening ${uWS.us_socket_local_port(listenSocket)}`);
-  const stop = (): void => {
-    uWS.us_listen_socket_close(listenSocket);
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-});
+listenUntilSignal(app, values.host, port);
