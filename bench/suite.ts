@@ -610,43 +610,26 @@ interface TargetCheck {
   met: boolean | null;
 }
 
+/** The targets as data: which ratio of which workload, and its bound. */
+const TARGETS: ReadonlyArray<{ workload: WorkloadId; metric: 'cpuMicrosPerReq' | 'reqPerSec' | 'p99Ms'; name: string; requirement: string; atMost?: number; atLeast?: number }> = [
+  { workload: 'list50', metric: 'cpuMicrosPerReq', name: 'tools/list · 50 tools: CPU/req', requirement: '≤ 1.5× bare uWS', atMost: 1.5 },
+  { workload: 'list50', metric: 'reqPerSec', name: 'tools/list · 50 tools: req/s', requirement: '≥ 0.9× bare uWS', atLeast: 0.9 },
+  { workload: 'call', metric: 'cpuMicrosPerReq', name: 'tools/call: CPU/req', requirement: "≤ 3× the Tool Service's own", atMost: 3 },
+  { workload: 'call', metric: 'reqPerSec', name: 'tools/call: req/s', requirement: '≥ 0.5× the Tool Service called directly', atLeast: 0.5 },
+  { workload: 'refresh', metric: 'p99Ms', name: 'refresh under load: tools/list p99', requirement: '≤ 1.2× idle p99', atMost: 1.2 },
+];
+
 function targetChecks(summaries: Summary[]): TargetCheck[] {
-  const gw = (w: WorkloadId): Summary | undefined => summaries.find((s) => s.workload === w && s.role === 'gateway');
-  const out: TargetCheck[] = [];
-  const list = gw('list50')?.ratios;
-  out.push({
-    name: 'tools/list · 50 tools: CPU/req',
-    requirement: '≤ 1.5× bare uWS',
-    measured: ratioText(list?.cpuMicrosPerReq),
-    met: list === undefined || !Number.isFinite(list.cpuMicrosPerReq) ? null : list.cpuMicrosPerReq <= 1.5,
+  return TARGETS.map((t) => {
+    const ratio = summaries.find((s) => s.workload === t.workload && s.role === 'gateway')?.ratios?.[t.metric];
+    const measured = ratio === undefined || !Number.isFinite(ratio) ? null : ratio;
+    return {
+      name: t.name,
+      requirement: t.requirement,
+      measured: ratioText(ratio),
+      met: measured === null ? null : t.atMost !== undefined ? measured <= t.atMost : measured >= (t.atLeast ?? 0),
+    };
   });
-  out.push({
-    name: 'tools/list · 50 tools: req/s',
-    requirement: '≥ 0.9× bare uWS',
-    measured: ratioText(list?.reqPerSec),
-    met: list === undefined || !Number.isFinite(list.reqPerSec) ? null : list.reqPerSec >= 0.9,
-  });
-  const call = gw('call')?.ratios;
-  out.push({
-    name: 'tools/call: CPU/req',
-    requirement: "≤ 3× the Tool Service's own",
-    measured: ratioText(call?.cpuMicrosPerReq),
-    met: call === undefined || !Number.isFinite(call.cpuMicrosPerReq) ? null : call.cpuMicrosPerReq <= 3,
-  });
-  out.push({
-    name: 'tools/call: req/s',
-    requirement: '≥ 0.5× the Tool Service called directly',
-    measured: ratioText(call?.reqPerSec),
-    met: call === undefined || !Number.isFinite(call.reqPerSec) ? null : call.reqPerSec >= 0.5,
-  });
-  const refresh = gw('refresh')?.ratios;
-  out.push({
-    name: 'refresh under load: tools/list p99',
-    requirement: '≤ 1.2× idle p99',
-    measured: ratioText(refresh?.p99Ms),
-    met: refresh === undefined || !Number.isFinite(refresh.p99Ms) ? null : refresh.p99Ms <= 1.2,
-  });
-  return out;
 }
 
 function targetsText(checks: TargetCheck[]): string {
