@@ -140,17 +140,42 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     for (const w of acceptorWorkers) if (w !== from) w.postMessage({ type: 'cancel', cancelKey } satisfies MainToAcceptor);
   }
 
+  let lastDirectory = '';
+  let lastReadiness = '';
+  /**
+   * Pushes the directory and readiness to the acceptors when they changed.
+   * This thread is also acceptor 0, so the work is kept off its per-swap path:
+   * catalog swaps that change only revisions leave the directory as it was.
+   */
   const publishState = (): void => {
     const entries = directory();
     const reason = pendingReason();
-    acceptor0.applyDirectory(entries, publisher.directoryLoaded, reason);
+    const signature = `${publisher.directoryLoaded}\u0000${reason}\u0000${JSON.stringify(entries)}`;
+    const directoryChanged = signature !== lastDirectory;
+    lastDirectory = signature;
+    if (directoryChanged) acceptor0.applyDirectory(entries, publisher.directoryLoaded, reason);
+    if (acceptorWorkers.length === 0) return;
     const r = board.readiness();
+    const readinessChanged = r.body !== lastReadiness;
+    lastReadiness = r.body;
     for (const w of acceptorWorkers) {
-      w.postMessage({ type: 'directory', entries, loaded: publisher.directoryLoaded, pendingReason: reason } satisfies MainToAcceptor);
-      w.postMessage({ type: 'readiness', status: r.status, body: r.body } satisfies MainToAcceptor);
+      if (directoryChanged) w.postMessage({ type: 'directory', entries, loaded: publisher.directoryLoaded, pendingReason: reason } satisfies MainToAcceptor);
+      if (readinessChanged) w.postMessage({ type: 'readiness', status: r.status, body: r.body } satisfies MainToAcceptor);
     }
   };
-  publisher.on('state-changed', publishState);
+  /** State changes come in bursts (a refresh cycle installs many routes): publish once per event-loop turn. */
+  let publishScheduled = false;
+  const schedulePublish = (): void => {
+    if (publishScheduled) return;
+    publishScheduled = true;
+    setImmediate(() => {
+      publishScheduled = false;
+      publishState();
+    });
+  };
+  publisher.on('state-changed', schedulePublish);
+  // Readiness turning 200 must reach every acceptor before initialLoad() resolves.
+  publisher.on('initial-load-complete', publishState);
   publishState();
   try {
     return await listenAndRun();
@@ -171,6 +196,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     }
 
     for (let a = 1; a < acceptorCount; a++) acceptorWorkers.push(await startAcceptorWorker(a));
+    lastDirectory = '';
     publishState();
 
     refresh = new RefreshSupervisor(config, (e) => publisher.handle(e), () => publisher.publishedRevisions(), log);
