@@ -4,7 +4,7 @@
  * never on the request path.
  */
 import { request } from 'undici';
-import { readLimited } from '../../shared/catalog/fetch-manifest.js';
+import { readLimited } from './fetch-manifest.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 
 /** What one poll of the Portal produced. */

@@ -8,7 +8,7 @@
  * No threads and no timers here: the refresh worker drives `cycle()` and
  * forwards the events; tests call it directly.
  */
-import { fetchManifestIfChanged } from '../../shared/catalog/fetch-manifest.js';
+import { fetchManifestIfChanged } from './fetch-manifest.js';
 import { validateManifest, type ManifestPolicy } from '../../shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../shared/catalog/merge.js';
 import { parseRegistry, staticRegistry, type Registry } from '../../shared/catalog/registry.js';

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchManifest, manifestUrl } from '../../../../src/shared/catalog/fetch-manifest.js';
+import { fetchManifest, manifestUrl } from '../../../../src/workers/refresh/fetch-manifest.js';
 import { validateConfig } from '../../../../src/shared/config/load.js';
 import type { ServiceEntry } from '../../../../src/shared/config/schema.js';
 import { GatewayError } from '../../../../src/shared/errors.js';

@@ -7,8 +7,8 @@
  * snapshot/layout.ts.
  */
 import { request, type Dispatcher } from 'undici';
-import type { ServiceEntry } from '../config/schema.js';
-import { GatewayError, GatewayErrorCode } from '../errors.js';
+import type { ServiceEntry } from '../../shared/config/schema.js';
+import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 
 /** GET `{baseUrl}{manifestPath}` with a timeout and a size limit; the body must be JSON. */
 export async function fetchManifest(
