@@ -4,6 +4,8 @@
  * cycles back to back (interval ± jitter), forwards the refresher's events
  * to the main thread, and answers metrics scrapes.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createLogger } from '../../shared/log.js';
@@ -33,6 +35,22 @@ const suspect = new Gauge({ name: 'mcp_gateway_registry_suspect', help: '1 while
 const listChanged = new Counter({ name: 'mcp_gateway_list_changed_total', help: 'Route tools/list changes published.', labelNames: ['route'] as const, registers: [registry] });
 
 const send = (msg: RefreshToMain): void => parent.postMessage(msg);
+
+/**
+ * Catalog rebuilds are background work: on Linux, lower this thread's CPU
+ * priority (nice +10) so that, on a busy machine, building and encoding
+ * snapshots yields to the acceptor and shard threads serving requests.
+ * `setpriority` with a thread id affects that thread only; elsewhere this is a no-op.
+ */
+function lowerOwnPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10);
+  } catch {
+    // Not Linux, or not permitted: refresh simply runs at normal priority.
+  }
+}
+lowerOwnPriority();
 
 function emit(event: RefreshEvent): void {
   switch (event.type) {
