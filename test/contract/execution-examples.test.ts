@@ -8,8 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
-import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+import { ExampleGateways, loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
 
 /** An execution example file. */
 interface ExecutionExample {
@@ -31,32 +30,22 @@ const examples = loadExamples<ExecutionExample>('execution');
 
 describe('Tool execution v1 golden examples (docs/contracts/examples/execution)', () => {
   const services = new Map<string, FixtureToolService>();
-  const gateways = new Map<string, Gateway>();
-  const gatewayOf = new Map<string, Gateway>();
+  const gateways = new ExampleGateways();
 
   beforeAll(async () => {
-    const groups = new Map<string, { overrides: Record<string, unknown>; routes: Record<string, unknown[]>; files: string[] }>();
     for (const { file, example } of examples) {
       if (services.has(example.route)) throw new Error(`execution/${file}: route "${example.route}" is used by another example`);
       const svc = await startFixtureToolService();
       services.set(example.route, svc);
       svc.setManifest({ service: `${example.route}-service`, tools: [example.tool] });
       if (example.toolServiceAnswer.kind !== 'unreachable') svc.setBehavior(example.tool.execution.path, example.toolServiceAnswer);
-      const key = JSON.stringify(example.gateway ?? {});
-      let group = groups.get(key);
-      if (group === undefined) groups.set(key, (group = { overrides: example.gateway ?? {}, routes: {}, files: [] }));
-      group.routes[example.route] = [{ id: `${example.route}-service`, baseUrl: svc.url }];
-      group.files.push(file);
+      gateways.add(example.route, svc.url, example.gateway);
     }
-    for (const [key, group] of groups) {
-      const gw = await startTestGateway({ ...group.overrides, catalog: { static: { routes: group.routes } } });
-      gateways.set(key, gw);
-      for (const route of Object.keys(group.routes)) gatewayOf.set(route, gw);
-    }
+    await gateways.start();
   });
 
   afterAll(async () => {
-    await Promise.all([...gateways.values()].map((g) => g.close()));
+    await gateways.close();
     await Promise.all([...services.values()].map((s) => s.close()));
   });
 
@@ -65,7 +54,7 @@ describe('Tool execution v1 golden examples (docs/contracts/examples/execution)'
   });
 
   it.each(examples.map((e) => [e.file, e.example] as const))('%s', async (file, example) => {
-    const gw = gatewayOf.get(example.route) as Gateway;
+    const gw = gateways.of(example.route);
     const svc = services.get(example.route) as FixtureToolService;
     if (example.toolServiceAnswer.kind === 'unreachable') await svc.close();
     const params = example.call.arguments === undefined ? { name: example.tool.name } : { name: example.tool.name, arguments: example.call.arguments };

@@ -9,8 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
-import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+import { ExampleGateways, loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
 
 /** An `sse/*.json` example. */
 interface SseExample {
@@ -69,11 +68,9 @@ function parseSse(text: string): { events: Array<{ event: string; data: string; 
 
 describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () => {
   const services = new Map<string, FixtureToolService>();
-  const gateways = new Map<string, Gateway>();
-  const gatewayOf = new Map<string, Gateway>();
+  const gateways = new ExampleGateways();
 
   beforeAll(async () => {
-    const groups = new Map<string, { overrides: Record<string, unknown>; routes: Record<string, unknown[]> }>();
     for (const { file, example } of examples) {
       const route = routeOf(file);
       if (!ROUTE_RE.test(route)) throw new Error(`sse/${file}: the file name must be a valid route key`);
@@ -81,20 +78,13 @@ describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () =
       services.set(route, svc);
       svc.setManifest({ service: `${route}-service`, tools: [example.tool] });
       svc.setBehavior(example.tool.execution.path, example.toolServiceAnswer);
-      const key = JSON.stringify(example.gateway ?? {});
-      let group = groups.get(key);
-      if (group === undefined) groups.set(key, (group = { overrides: example.gateway ?? {}, routes: {} }));
-      group.routes[route] = [{ id: `${route}-service`, baseUrl: svc.url }];
+      gateways.add(route, svc.url, example.gateway);
     }
-    for (const [key, group] of groups) {
-      const gw = await startTestGateway({ ...group.overrides, catalog: { static: { routes: group.routes } } });
-      gateways.set(key, gw);
-      for (const route of Object.keys(group.routes)) gatewayOf.set(route, gw);
-    }
+    await gateways.start();
   });
 
   afterAll(async () => {
-    await Promise.all([...gateways.values()].map((g) => g.close()));
+    await gateways.close();
     await Promise.all([...services.values()].map((s) => s.close()));
   });
 
@@ -111,7 +101,7 @@ describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () =
 
   it.each(examples.map((e) => [e.file, e.example] as const))('%s', async (file, example) => {
     const route = routeOf(file);
-    const gw = gatewayOf.get(route) as Gateway;
+    const gw = gateways.of(route);
     const body = Buffer.from(JSON.stringify(example.request.body));
 
     const got = await rawRequest(gw.port, 'POST', `/mcp/${route}`, example.request.headers, body);

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startTestGateway, type Gateway } from '../helpers/gateway.js';
 
 /** `docs/contracts/examples/` of this checkout. */
 export const EXAMPLES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'contracts', 'examples');
@@ -107,5 +108,44 @@ export function parseJson(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Real gateways for a folder of examples: routes whose examples ask for the
+ * same gateway overrides share one gateway, so a folder costs as few
+ * gateway starts as it has distinct configurations.
+ */
+export class ExampleGateways {
+  private readonly groups = new Map<string, { overrides: Record<string, unknown>; routes: Record<string, unknown[]> }>();
+  private readonly gateways: Gateway[] = [];
+  private readonly byRoute = new Map<string, Gateway>();
+
+  /** Registers `route` served by the Tool Service at `baseUrl`, on a gateway with `overrides`. */
+  add(route: string, baseUrl: string, overrides: Record<string, unknown> = {}): void {
+    const key = JSON.stringify(overrides);
+    let group = this.groups.get(key);
+    if (group === undefined) this.groups.set(key, (group = { overrides, routes: {} }));
+    group.routes[route] = [{ id: `${route}-service`, baseUrl }];
+  }
+
+  /** Starts one gateway per distinct overrides. */
+  async start(): Promise<void> {
+    for (const group of this.groups.values()) {
+      const gw = await startTestGateway({ ...group.overrides, catalog: { static: { routes: group.routes } } });
+      this.gateways.push(gw);
+      for (const route of Object.keys(group.routes)) this.byRoute.set(route, gw);
+    }
+  }
+
+  /** The gateway serving `route`. */
+  of(route: string): Gateway {
+    const gw = this.byRoute.get(route);
+    if (gw === undefined) throw new Error(`no gateway serves route "${route}"`);
+    return gw;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.gateways.map((g) => g.close()));
   }
 }
