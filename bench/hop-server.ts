@@ -9,8 +9,8 @@
  *                        prepared at start, joined with the id tail by the gateway's `writeReply`
  *  - `post-per-request`  one `postMessage` per request to one worker (body copied into a new
  *                        ArrayBuffer, structured clone) and one `postMessage` of the answer string back
- *  - `batched`           the gateway's own `ShardDispatcher` + `FrameBatch` frames: one transferred
- *                        buffer per event-loop turn each way, one worker
+ *  - `batched`           the gateway's own call/result frames (src/shared/threads/call-frames.ts) over
+ *                        `PortFrameWriter`: one transferred buffer per event-loop turn each way, one worker
  *  - `batched-2w`        as `batched` with two workers, requests routed by a counter
  *
  * No mode parses the request: parsing costs the same wherever it happens, and
@@ -24,10 +24,18 @@ import { once } from 'node:events';
 import { MessageChannel, Worker, isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
 import type { HttpResponse } from 'uWebSockets.js';
-import { writeReply } from '../src/main/reply-writer.js';
-import { ShardDispatcher, type PendingCall } from '../src/main/shard-dispatcher.js';
-import { CallOutcome, FrameBatch, readCalls } from '../src/shared/threads/frames.js';
-import type { AcceptorToShard, ShardToAcceptor } from '../src/shared/threads/messages.js';
+import { assembleRpcAnswer, writeReply } from '../src/main/reply-writer.js';
+import type { CallRequest } from '../src/shared/calls.js';
+import {
+  callFrameId,
+  RESULT_HEAD,
+  ResultKind,
+  resultFrameCallId,
+  resultFramePayloadLength,
+  writeCall,
+  writeResult,
+} from '../src/shared/threads/call-frames.js';
+import { PortFrameReader, PortFrameWriter } from '../src/shared/threads/port-frames.js';
 import { generateManifest, toolsListResult } from './catalog.js';
 
 // Not exported: importing this file would start a server (bench/hop.ts keeps its own list).
@@ -92,26 +100,11 @@ function runWorker(data: HopWorkerData): void {
       break;
     }
     case 'batched': {
-      // Mirrors ResultChannel in src/workers/shard/shard-worker.ts: results
-      // appended as frames, flushed once per event-loop turn, transferred.
-      const answer = answerText(data.toolCount);
-      const batch = new FrameBatch();
-      let scheduled = false;
-      const flush = (): void => {
-        scheduled = false;
-        const { buffer, length } = batch.take();
-        const msg: ShardToAcceptor = { type: 'results', buffer, length };
-        port.postMessage(msg, [buffer]);
-      };
-      port.on('message', (msg: AcceptorToShard) => {
-        if (msg.type !== 'calls') return;
-        for (const frame of readCalls(msg.buffer, msg.length)) {
-          batch.pushResult(frame.callId, 200, CallOutcome.Ok, answer);
-          if (!scheduled) {
-            scheduled = true;
-            setImmediate(flush);
-          }
-        }
+      // The shard side of the gateway's hand-off: every call frame answered with a result frame.
+      const result = JSON.stringify(toolsListResult(generateManifest(data.toolCount, { serviceId: 'bare' })));
+      const writer = new PortFrameWriter(port);
+      new PortFrameReader(port, (buf, offset) => {
+        writeResult(writer, ResultKind.Result, callFrameId(buf, offset), 0, 200, result);
       });
       break;
     }
@@ -262,19 +255,26 @@ async function runServer(): Promise<void> {
       const n = mode === 'batched' ? 1 : 2;
       const started = await Promise.all(Array.from({ length: n }, () => startWorker('batched', toolCount)));
       workers.push(...started.map((s) => s.worker));
-      // The gateway's acceptor-side hand-off, unchanged.
-      const dispatcher = new ShardDispatcher(
-        started.map((s) => s.port),
-        1_000_000,
-        0,
-        noop,
-        noop,
-      );
-      const ctx = { requestId: '', sessionId: '', traceparent: '' };
+      // The gateway's acceptor-side hand-off: a call frame out, a result frame back, the envelope written here.
+      const inFlight = new Map<number, { res: HttpResponse; aborted: boolean }>();
+      const writers = started.map((s) => new PortFrameWriter(s.port));
+      for (const s of started) {
+        new PortFrameReader(s.port, (buf, offset) => {
+          const id = resultFrameCallId(buf, offset);
+          const call = inFlight.get(id);
+          inFlight.delete(id);
+          if (call === undefined || call.aborted) return;
+          const start = offset + RESULT_HEAD;
+          const body = assembleRpcAnswer('1', false, buf.subarray(start, start + resultFramePayloadLength(buf, offset)), false);
+          call.res.cork(() => call.res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE).end(body));
+        });
+      }
+      const request: CallRequest = { routeKey: '', toolName: 'list', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: -1, sse: false };
       let counter = 0;
+      let nextCallId = 1;
       app.post('/mcp/*', (res, req) => {
         const routeKey = req.getUrl().slice('/mcp/'.length);
-        const call: PendingCall = { res, aborted: false, routeKey, startedAt: 0, cancelKey: '' };
+        const call = { res, aborted: false };
         readBody(
           res,
           () => {
@@ -283,9 +283,12 @@ async function runServer(): Promise<void> {
           (body) => {
             const shard = counter;
             counter = (counter + 1) % n;
-            if (!dispatcher.dispatch(shard, routeKey, ctx, body, call)) {
-              res.cork(() => res.writeStatus('503 Service Unavailable').end());
-            }
+            const id = nextCallId;
+            nextCallId = (nextCallId + 1) >>> 0 || 1;
+            request.routeKey = routeKey;
+            request.argumentsJson = Buffer.from(body).toString('utf8');
+            inFlight.set(id, call);
+            writeCall(writers[shard] as PortFrameWriter, id, request);
           },
         );
       });

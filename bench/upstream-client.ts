@@ -57,7 +57,10 @@ async function main(): Promise<void> {
     for await (const c of res.body) chunks.push(c as Buffer);
     return JSON.parse(Buffer.concat(chunks).toString('utf8')) as string;
   };
-  const viaClient = (): Promise<unknown> => client.call({ tool: catalogTool, argumentsJson, routeKey: 'bench', ctx: { requestId: 'bench', sessionId: '', traceparent: '' } });
+  const viaClient = (): Promise<unknown> =>
+    new Promise((resolve) =>
+      client.call({ tool: catalogTool, argumentsJson, routeKey: 'bench', requestId: 'bench', sessionId: '', traceparent: '', onFrame: null, onStreamStart: null, onDone: resolve }),
+    );
   console.log(`${CALLS} calls per round, ${CONCURRENCY} concurrent, ${REPEATS} interleaved rounds\n`);
   console.log('| variant | calls/s | CPU µs/call |\n|---|---|---|');
   const a: number[] = [];

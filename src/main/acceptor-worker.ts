@@ -1,14 +1,14 @@
 /**
  * Entry point of an extra acceptor thread (`workers.acceptors > 1`). It runs
- * the same {@link Acceptor} as the main thread on the same port; readiness is
- * pushed to it by the main thread, and metrics scrapes are answered by the
- * main thread, which owns the aggregation.
+ * the same {@link Acceptor} as the main thread on the same port. Route state
+ * and readiness are pushed to it by the main thread's fanout; metrics
+ * scrapes are answered by the main thread, which owns the aggregation.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../shared/log.js';
 import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
 import { Acceptor } from './acceptor.js';
-import { ReplyWaiters } from './worker-rpc.js';
+import { ReplyWaiters } from './reply-waiters.js';
 
 if (parentPort === null) throw new Error('acceptor-worker must run as a worker thread');
 const parent = parentPort;
@@ -22,9 +22,9 @@ const send = (msg: AcceptorToMain): void => parent.postMessage(msg);
 const acceptor = new Acceptor({
   index: data.acceptorIndex,
   config: data.config,
-  shardPorts: data.shardPorts,
+  channels: data.channels,
   log,
-  onUnmatchedCancel: (cancelKey) => send({ type: 'cancel', cancelKey }),
+  onUnmatchedCancel: (routeKey, sessionId, idText) => send({ type: 'cancel', routeKey, sessionId, idText }),
   health: {
     readiness: () => readiness,
     metrics: async () => {
@@ -39,8 +39,8 @@ const acceptor = new Acceptor({
 
 parent.on('message', (msg: MainToAcceptor) => {
   switch (msg.type) {
-    case 'directory':
-      acceptor.applyDirectory(msg.entries, msg.loaded, msg.pendingReason);
+    case 'routes':
+      acceptor.applyRoutes(msg.updates, msg.loaded, msg.pending);
       break;
     case 'readiness':
       readiness = { status: msg.status, body: msg.body };
@@ -49,20 +49,20 @@ parent.on('message', (msg: MainToAcceptor) => {
       scrapes.settle(msg.requestId, msg.text);
       break;
     case 'cancel':
-      acceptor.cancelFromPeer(msg.cancelKey);
+      acceptor.cancelFromPeer(msg.routeKey, msg.sessionId, msg.idText);
       break;
     case 'shard-down':
       acceptor.shardDown(msg.shard);
       break;
-    case 'shard-port':
-      acceptor.shardReplaced(msg.shard, msg.port);
+    case 'shard-channel':
+      acceptor.shardReplaced(msg.shard, msg.channel);
       break;
     case 'metrics-collect':
       void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
       break;
     case 'close':
       void acceptor.close(msg.graceMs).then(() => {
-        for (const p of data.shardPorts) p.close();
+        acceptor.closeChannels();
         send({ type: 'closed' });
         parent.close();
       });

@@ -3,26 +3,28 @@
  * with `workers.acceptors > 1`, on extra threads sharing the port
  * (SO_REUSEPORT). It decides every early answer from the route directory
  * before reading or parsing the body, answers `initialize` / `ping` /
- * `tools/list` / notifications itself from the published snapshot bytes, and
- * hands `tools/call` to the owning shard in batches.
+ * `tools/list` / notifications itself from the snapshot bytes, checks
+ * `tools/call` params and hands the call to the owning shard
+ * (`call-dispatcher.ts`), which answers through this thread: the acceptor
+ * writes the JSON-RPC envelope of every answer.
  */
 import { randomBytes } from 'node:crypto';
-import type { MessagePort } from 'node:worker_threads';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
-import { JsonRpcErrorCode } from '../shared/errors.js';
+import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
-import { answerRequest } from '../shared/protocol/answer.js';
+import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
-import { encodeId, rpcErrorReply } from '../shared/protocol/jsonrpc.js';
+import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import type { Reply } from '../shared/protocol/reply.js';
-import type { DirectoryEntry } from '../shared/threads/messages.js';
+import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
+import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
+import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
 import { RouteDirectory } from './route-directory.js';
-import { ShardDispatcher, type PendingCall } from './shard-dispatcher.js';
 
 /** Where an acceptor gets readiness and process-wide metrics (directly on main, by message elsewhere). */
 export interface HealthSource {
@@ -34,7 +36,8 @@ export interface HealthSource {
 export interface AcceptorOptions {
   index: number;
   config: GatewayConfig;
-  shardPorts: readonly MessagePort[];
+  /** Index = shard index. */
+  channels: readonly CallChannelEnd[];
   health: HealthSource;
   log: Logger;
   /**
@@ -42,24 +45,34 @@ export interface AcceptorOptions {
    * several acceptor threads the call may live on another one (the main
    * thread relays it to them; see {@link Acceptor.cancelFromPeer}).
    */
-  onUnmatchedCancel?: (cancelKey: string) => void;
-}
-
-/** Route + session + JSON-RPC id: what a stateless `notifications/cancelled` can name. */
-function cancelKey(routeKey: string, sessionId: string, id: string | number): string {
-  return `${routeKey}\u0000${sessionId}\u0000${encodeId(id)}`;
+  onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+const SESSION_ID_RE = /^[\x21-\x7e]{1,256}$/;
+const TRACEPARENT_RE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const NOT_FOUND: Reply = { status: 404, contentType: 'application/json', body: '{"error":"not found"}' };
+const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string; outcome: string }> = {
+  full: {
+    code: GatewayErrorCode.ShardQueueFull,
+    message: 'Service Unavailable: the shard serving this route has workers.maxPendingCallsPerShard calls in flight; retry later',
+    outcome: 'queue_full',
+  },
+  down: {
+    code: GatewayErrorCode.ShardUnavailable,
+    message: 'Service Unavailable: the shard serving this route is restarting; retry later',
+    outcome: 'shard_unavailable',
+  },
+};
 
 /** One acceptor thread's HTTP server. */
-export class Acceptor {
+export class Acceptor implements RequestSink {
   readonly directory = new RouteDirectory();
   readonly metrics = new AcceptorMetrics();
   private readonly app: TemplatedApp;
   private readonly policy: HttpPolicy;
-  private readonly dispatcher: ShardDispatcher;
+  private readonly calls: CallDispatcher;
+  private readonly requests: RequestPool;
   private readonly log: Logger;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
@@ -68,20 +81,21 @@ export class Acceptor {
   constructor(private readonly options: AcceptorOptions) {
     this.log = options.log;
     this.policy = buildHttpPolicy(options.config.server);
-    this.dispatcher = new ShardDispatcher(
-      options.shardPorts,
+    this.requests = new RequestPool(this);
+    this.calls = new CallDispatcher(
+      options.channels,
       options.config.workers.maxPendingCallsPerShard,
       options.config.streaming.heartbeatMs,
-      (call, outcome) => this.record(call.routeKey, 'tools/call', outcome, call.startedAt),
-      (routeKey, shard, snapshot) => this.directory.publish(routeKey, shard, snapshot),
+      options.config.server.retryAfterSeconds,
+      (req, outcome) => this.callDone(req, outcome),
     );
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.route(res, req));
   }
 
-  /** Applies the main thread's route directory (see {@link RouteDirectory.apply}). */
-  applyDirectory(entries: readonly DirectoryEntry[], loaded: boolean, pendingReason: string): void {
-    this.directory.apply(entries, loaded, pendingReason);
+  /** Applies main's route updates (see {@link RouteDirectory.apply}). */
+  applyRoutes(updates: readonly RouteUpdate[], loaded: boolean, pending: RouteUnavailable): void {
+    this.directory.apply(updates, loaded, pending);
   }
 
   /** Starts listening; resolves with the bound port (SO_REUSEPORT lets several acceptors share it). */
@@ -105,22 +119,27 @@ export class Acceptor {
       this.listenSocket = null;
     }
     const deadline = Date.now() + graceMs;
-    while (this.dispatcher.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (this.calls.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /** Releases the call channels (after {@link close}; the thread is going away). */
+  closeChannels(): void {
+    this.calls.close();
   }
 
   /** The shard died: fail its calls, refuse new ones until {@link shardReplaced}. */
   shardDown(shard: number): void {
-    this.dispatcher.shardDown(shard);
+    this.calls.shardDown(shard);
   }
 
-  /** The restarted shard's port. */
-  shardReplaced(shard: number, port: MessagePort): void {
-    this.dispatcher.shardReplaced(shard, port);
+  /** The restarted shard's channel. */
+  shardReplaced(shard: number, channel: CallChannelEnd): void {
+    this.calls.shardReplaced(shard, channel);
   }
 
   /** A cancel relayed from another acceptor thread. */
-  cancelFromPeer(cancelKey: string): void {
-    this.dispatcher.cancel(cancelKey);
+  cancelFromPeer(routeKey: string, sessionId: string, idText: string): void {
+    this.calls.cancel(routeKey, sessionId, idText);
   }
 
   /** This thread's metrics as JSON, for aggregation on the main thread. */
@@ -153,7 +172,7 @@ export class Acceptor {
         if (!aborted) res.cork(() => writeReply(res, { status: 200, contentType: m.contentType, body: m.text }));
       },
       (err: unknown) => {
-        this.log.error({ err: String(err) }, 'metrics collection failed');
+        this.log.error({ err }, 'metrics collection failed');
         if (!aborted) res.cork(() => writeReply(res, { status: 500, contentType: 'text/plain', body: 'metrics unavailable\n' }));
       },
     );
@@ -179,76 +198,79 @@ export class Acceptor {
       return;
     }
     // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
+    const r = this.requests.acquire();
+    r.startedAt = startedAt;
+    r.routeKey = gate.routeKey;
+    r.snapshot = gate.snapshot;
+    r.shard = gate.route.shard;
+    r.sse = gate.wantsSse;
     const clientRequestId = req.getHeader('x-request-id');
-    const ctx = {
-      requestId: REQUEST_ID_RE.test(clientRequestId) ? clientRequestId : `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`,
-      sessionId: req.getHeader('mcp-session-id').slice(0, 256),
-      traceparent: req.getHeader('traceparent').slice(0, 256),
-      sse: gate.wantsSse,
-    };
-    const { routeKey, route, snapshot } = gate;
-    const call: PendingCall = { res, aborted: false, routeKey, startedAt, cancelKey: '' };
-    res.onAborted(() => {
-      call.aborted = true;
-      this.dispatcher.abandon(call);
-    });
-    this.readBody(res, head.contentLength, (body) => {
-      if (call.aborted) return;
-      if (body === null) {
-        res.cork(() => writeReply(res, bodyTooLargeReply(this.policy), true));
-        this.record(routeKey, 'http', 'too_large', startedAt);
-        return;
-      }
-      const decision = answerRequest(body, snapshot);
-      if (decision.kind === 'reply') {
-        if (decision.cancels !== undefined) {
-          const key = cancelKey(routeKey, ctx.sessionId, decision.cancels);
-          if (!this.dispatcher.cancel(key)) this.options.onUnmatchedCancel?.(key);
-        }
-        res.cork(() => writeReply(res, decision.reply));
-        this.record(routeKey, methodLabel(decision.method), decision.outcome, startedAt);
-        return;
-      }
-      call.cancelKey = cancelKey(routeKey, ctx.sessionId, decision.id);
-      call.rpcIdJson = encodeId(decision.id);
-      if (!this.dispatcher.dispatch(route.shard, routeKey, ctx, body, call)) {
-        const reply = rpcErrorReply(decision.id, JsonRpcErrorCode.TransportError, `shard queue is full (workers.maxPendingCallsPerShard) or the shard is restarting; retry later`, {
-          status: 503,
-          headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
-        });
-        res.cork(() => writeReply(res, reply));
-        this.log.warn({ requestId: ctx.requestId, route: routeKey }, 'shard queue full; call refused');
-        this.record(routeKey, 'tools/call', 'queue_full', startedAt);
-      }
-    });
+    r.requestId = REQUEST_ID_RE.test(clientRequestId) ? clientRequestId : `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    // Context headers that are not well-formed are dropped at the edge, never forwarded.
+    const sessionId = req.getHeader('mcp-session-id');
+    r.sessionId = SESSION_ID_RE.test(sessionId) ? sessionId : '';
+    const traceparent = req.getHeader('traceparent');
+    r.traceparent = TRACEPARENT_RE.test(traceparent) ? traceparent : '';
+    r.begin(res, head.contentLength, this.policy.maxBodyBytes);
   }
 
-  /**
-   * Reads the body, enforcing the limit while reading (a missing or lying
-   * Content-Length cannot bypass it). Chunks are copied: uWS reuses their memory.
-   */
-  private readBody(res: HttpResponse, contentLength: number, done: (body: Uint8Array | null) => void): void {
-    const limit = this.policy.maxBodyBytes;
-    let buf: Buffer | null = contentLength > 0 ? Buffer.allocUnsafe(contentLength) : null;
-    let size = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      const n = chunk.byteLength;
-      if (size + n > limit) {
-        failed = true;
-        done(null);
-        return;
-      }
-      if (buf === null || size + n > buf.length) {
-        const next = Buffer.allocUnsafe(Math.min(limit, Math.max(1024, (size + n) * 2)));
-        if (buf !== null) buf.copy(next, 0, 0, size);
-        buf = next;
-      }
-      buf.set(new Uint8Array(chunk), size);
-      size += n;
-      if (isLast) done(buf.subarray(0, size));
+  onBodyTooLarge(r: McpRequest): void {
+    const res = r.res;
+    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true);
+    this.record(r.routeKey, 'http', 'too_large', r.startedAt);
+    // Not pooled again: uWS may still deliver the rest of this body to the object's handlers.
+    r.state = 'free';
+  }
+
+  onAborted(r: McpRequest): void {
+    if (r.state === 'calling') this.calls.abandon(r);
+    else this.requests.release(r);
+  }
+
+  onBody(r: McpRequest, body: Buffer): void {
+    const res = r.res;
+    const snapshot = r.snapshot;
+    if (res === null || snapshot === null || r.aborted) return;
+    const decision = answerRequest(body, snapshot);
+    if (decision.kind === 'forward') {
+      this.forward(r, res, decision);
+      return;
+    }
+    if (decision.cancels !== undefined) {
+      const idText = encodeId(decision.cancels);
+      if (!this.calls.cancel(r.routeKey, r.sessionId, idText)) this.options.onUnmatchedCancel?.(r.routeKey, r.sessionId, idText);
+    }
+    // onData runs corked (uWS corks a socket while it processes its input), so this is one write.
+    writeReply(res, decision.reply);
+    this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
+    this.requests.release(r);
+  }
+
+  private forward(r: McpRequest, res: HttpResponse, call: ForwardCall): void {
+    r.idText = call.idText;
+    r.toolName = call.toolName;
+    r.argumentsJson = call.argumentsJson;
+    r.progressTokenJson = call.progressTokenJson;
+    r.logLevel = call.logLevel;
+    const refusal = this.calls.dispatch(r.shard, r);
+    if (refusal === null) return;
+    const why = REFUSAL[refusal];
+    writeReply(res, {
+      status: 503,
+      contentType: 'application/json',
+      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+      body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
     });
+    this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
+    this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
+    this.requests.release(r);
+  }
+
+  private callDone(r: McpRequest, outcome: string): void {
+    this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
+    if (outcome === 'cancelled') r.state = 'free';
+    else this.requests.release(r);
   }
 
   /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */

@@ -1,20 +1,26 @@
 /**
- * Writes a {@link Reply} to a uWS response in one `end()` (one syscall in the
- * common case, with Content-Length). A snapshot template and its tail are
- * joined in a per-thread scratch buffer: uWS copies what it cannot send at
- * once, so the scratch is free again when `end` returns.
+ * Writes answers to uWS responses in one `end()` (one syscall in the common
+ * case, with Content-Length), assembling bodies in a per-thread scratch
+ * buffer: uWS copies what it cannot send at once, so the scratch is free
+ * again as soon as `end`/`write` returns. This is also where the acceptor
+ * wraps a shard's `result`/`error` payload in the JSON-RPC envelope with the
+ * id text only it holds.
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Reply } from '../shared/protocol/reply.js';
 
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
-function joined(body: Uint8Array, tail: string): Uint8Array {
-  const need = body.length + tail.length * 3;
+function ensure(need: number): Buffer {
   if (need > scratch.length) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
-  scratch.set(body, 0);
-  const n = scratch.write(tail, body.length, 'utf8');
-  return scratch.subarray(0, body.length + n);
+  return scratch;
+}
+
+function joined(body: Uint8Array, tail: string): Uint8Array {
+  const buf = ensure(body.length + tail.length * 3);
+  buf.set(body, 0);
+  const n = buf.write(tail, body.length, 'utf8');
+  return buf.subarray(0, body.length + n);
 }
 
 /**
@@ -31,9 +37,37 @@ export function writeReply(res: HttpResponse, reply: Reply, closeConnection = fa
   else res.end(reply.body, closeConnection);
 }
 
-/** Writes a raw result body that arrived from a shard (already a complete JSON-RPC response). */
-export function writeJsonBody(res: HttpResponse, status: number, body: Uint8Array): void {
-  res.writeStatus(statusLine(status));
-  if (body.length > 0) res.writeHeader('content-type', 'application/json');
-  res.end(body);
+const RPC_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
+const RESULT_MEMBER = Buffer.from(',"result":');
+const ERROR_MEMBER = Buffer.from(',"error":');
+const SSE_PREFIX = Buffer.from('event: message\ndata: ');
+const SSE_SUFFIX = Buffer.from('\n\n');
+
+/**
+ * `{"jsonrpc":"2.0","id":<idText>,"result"|"error":<payload>}` in the scratch
+ * buffer, optionally framed as one SSE `message` event. `payload` is a view
+ * that may be valid only until this returns: it is copied here.
+ */
+export function assembleRpcAnswer(idText: string, isError: boolean, payload: Uint8Array, sse: boolean): Uint8Array {
+  const buf = ensure(SSE_PREFIX.length + RPC_HEAD.length + idText.length * 3 + ERROR_MEMBER.length + payload.length + 1 + SSE_SUFFIX.length);
+  let o = 0;
+  if (sse) o += SSE_PREFIX.copy(buf, o);
+  o += RPC_HEAD.copy(buf, o);
+  o += buf.write(idText, o, 'utf8');
+  o += (isError ? ERROR_MEMBER : RESULT_MEMBER).copy(buf, o);
+  buf.set(payload, o);
+  o += payload.length;
+  buf[o++] = 0x7d; // }
+  if (sse) o += SSE_SUFFIX.copy(buf, o);
+  return buf.subarray(0, o);
+}
+
+/** One SSE `message` event around a complete JSON-RPC message (a notification), in the scratch buffer. */
+export function assembleSseEvent(message: Uint8Array): Uint8Array {
+  const buf = ensure(SSE_PREFIX.length + message.length + SSE_SUFFIX.length);
+  let o = SSE_PREFIX.copy(buf, 0);
+  buf.set(message, o);
+  o += message.length;
+  o += SSE_SUFFIX.copy(buf, o);
+  return buf.subarray(0, o);
 }

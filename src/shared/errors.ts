@@ -31,8 +31,12 @@ export const GatewayErrorCode = {
   RedisUnavailable: 'REDIS_UNAVAILABLE',
   /** Readiness only: the route serves, but from a last good manifest or a warm-start copy. */
   Degraded: 'DEGRADED',
+  /** A route's first catalog (or the registry itself) is still loading: 503 until it is there. */
+  CatalogPending: 'CATALOG_PENDING',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
+  /** A bug: an unexpected exception where a specific code was expected. Logged with its stack. */
+  Internal: 'INTERNAL',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -47,15 +47,19 @@ async function cycles(portal: FixturePortal, n: number): Promise<void> {
   await eventually(() => expect(portal.stats.requests).toBeGreaterThanOrEqual(target));
 }
 
-/** Asserts the route answers 503 + Retry-After with a reason matching `reason`, for list and call alike. */
-async function expectUnavailable(gw: Gateway, key: string, reason: RegExp): Promise<void> {
+/**
+ * Asserts the route answers 503 + Retry-After with its reason code, for list
+ * and call alike, and that readiness carries the detail matching `detail`.
+ */
+async function expectUnavailable(gw: Gateway, key: string, code: string, detail: RegExp): Promise<void> {
   for (const body of [rpc('tools/list'), rpc('tools/call', { name: 'x', arguments: {} })]) {
     const answer = await mcpPost(gw, key, body);
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(rpcBody(answer).result).toBeUndefined();
-    expect(rpcError(answer).message).toMatch(reason);
+    expect((rpcError(answer) as { data?: { reason?: string } }).data?.reason).toBe(code);
   }
+  expect((await route(gw, key)).lastError?.message).toMatch(detail);
 }
 
 const MAX_TOOLS = 3;
@@ -138,7 +142,7 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', { ti
     const ftp = r.body.routes['ftp'];
     expect(ftp).toMatchObject({ state: 'refused', revision: null, toolCount: 0, lastError: { code: 'ROUTE_ENTRY_INVALID' } });
     expect(ftp?.lastError?.message).toMatch(/baseUrl/);
-    await expectUnavailable(gw, 'ftp', /ftp.*baseUrl/);
+    await expectUnavailable(gw, 'ftp', 'ROUTE_ENTRY_INVALID', /ftp.*baseUrl/);
     expect(r.body.routes['Bad_Key']).toMatchObject({ state: 'refused', lastError: { code: 'ROUTE_ENTRY_INVALID' } });
     expect(r.body.routes['Bad_Key']?.lastError?.message).toMatch(/route key/);
     // Not a valid route key on the wire either: 400, never served.
@@ -154,14 +158,14 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', { ti
     expect(s).toMatchObject({ state: 'refused', revision: null, lastError: { code: 'TOOL_NAME_CONFLICT' } });
     expect(s.conflicts).toHaveLength(1);
     expect(s.conflicts[0]).toMatch(/"dup".*"c1".*"c2"/);
-    await expectUnavailable(gw, 'conflict', /dup/);
+    await expectUnavailable(gw, 'conflict', 'TOOL_NAME_CONFLICT', /dup/);
   });
 
   it('refuses a route whose first catalog exceeds catalog.maxToolsPerRoute', async () => {
     const s = await route(gw, 'cap');
     expect(s).toMatchObject({ state: 'refused', revision: null, lastError: { code: 'TOOL_CAP_EXCEEDED' }, conflicts: [] });
     expect(s.lastError?.message).toMatch(/4 tools.*maxToolsPerRoute \(3\)/);
-    await expectUnavailable(gw, 'cap', /maxToolsPerRoute/);
+    await expectUnavailable(gw, 'cap', 'TOOL_CAP_EXCEEDED', /maxToolsPerRoute/);
   });
 
   it('keeps an existing route’s snapshot when a refresh would exceed the cap, reported per route, others unaffected', async () => {
@@ -253,7 +257,7 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', { ti
     expect(fresh.lastError?.message).toMatch(/"f2".*not JSON/);
     for (let i = 0; i < 3; i++) {
       expect(await listToolNames(gw, 'grow')).toEqual(['g_one']);
-      await expectUnavailable(gw, 'fresh', /f2/);
+      await expectUnavailable(gw, 'fresh', 'MANIFEST_INVALID', /f2/);
       await cycles(portal, 1);
     }
     // Once the missing manifests exist, both routes are built from every Tool Service.

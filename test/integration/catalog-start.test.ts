@@ -149,14 +149,17 @@ describe('catalog rules at start (readiness: initial-load, the default)', () => 
     expect(status.lastError?.at).toEqual(expect.any(String));
   });
 
-  it.each(REFUSED)('route %s answers 503 + Retry-After with the reason, never a list or 404', async (route, _code, reason) => {
+  it.each(REFUSED)('route %s answers 503 + Retry-After with its reason code and no internal detail, never a list or 404', async (route, code, detail) => {
     for (const body of [rpc('tools/list', undefined, 1), rpc('tools/call', { name: 'shared_tool', arguments: {} }, 2), rpc('ping', undefined, 3)]) {
       const answer = await mcpPost(gw, route, body);
       expect(answer.status).toBe(503);
       expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
       const error = rpcError(answer);
       expect(error.message).toContain(route);
-      expect(error.message).toMatch(reason);
+      expect(error.message).toContain(code);
+      expect((error as { data?: { reason?: string } }).data?.reason).toBe(code);
+      // The detail (addresses, upstream errors) stays in readiness and logs (server.exposeErrorDetails is off).
+      expect(error.message).not.toMatch(detail);
       expect(rpcBody(answer).result).toBeUndefined();
     }
     // The healthy route is unaffected.

@@ -16,6 +16,7 @@ export const DEFAULTS: GatewayConfig = {
     allowedOrigins: null,
     allowedHosts: null,
     retryAfterSeconds: 5,
+    exposeErrorDetails: false,
   },
   workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000 },
   catalog: {

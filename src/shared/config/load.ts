@@ -19,7 +19,7 @@ const routeKeyRe = new RegExp(ROUTE_KEY_PATTERN);
 const REPLACED_WHOLE = new Set(['catalog.static.routes']);
 
 /** How an environment variable's text becomes a value. */
-type EnvKind = 'integer' | 'number' | 'string' | 'nullable-string' | 'list' | 'json';
+type EnvKind = 'integer' | 'number' | 'boolean' | 'string' | 'nullable-string' | 'list' | 'json';
 
 /** One settable leaf of the configuration and its environment variable. */
 export interface ConfigKey {
@@ -53,6 +53,7 @@ function collectKeys(node: SchemaNode, path: string[]): ConfigKey[] {
 function kindOf(node: SchemaNode): EnvKind {
   if (node.type === 'integer') return 'integer';
   if (node.type === 'number') return 'number';
+  if (node.type === 'boolean') return 'boolean';
   if (node.type === 'array' || node.anyOf?.some((n) => n.type === 'array')) return 'list';
   if (node.type === 'object') return 'json';
   if (node.anyOf?.some((n) => n.type === 'null')) return 'nullable-string';
@@ -170,6 +171,13 @@ function parseEnvValue(name: string, kind: EnvKind, raw: string, problems: strin
         return undefined;
       }
       return n;
+    }
+    case 'boolean': {
+      const v = raw.trim().toLowerCase();
+      if (v === 'true' || v === '1') return true;
+      if (v === 'false' || v === '0') return false;
+      problems.push(`${name}: must be true or false, got ${JSON.stringify(raw)}`);
+      return undefined;
     }
     case 'nullable-string':
       return raw.trim() === '' ? null : raw;

@@ -34,6 +34,8 @@ export const ConfigSchema = Type.Object(
         allowedOrigins: Type.Union([StringList, Type.Null()]),
         allowedHosts: Type.Union([StringList, Type.Null()]),
         retryAfterSeconds: PositiveInt(1, 3600),
+        /** Client-facing refusals carry internal details (addresses, upstream errors); development only. */
+        exposeErrorDetails: Type.Boolean(),
       },
       { additionalProperties: false },
     ),

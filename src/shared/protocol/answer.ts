@@ -8,13 +8,32 @@
 import { JsonRpcErrorCode } from '../errors.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type RequestId } from './jsonrpc.js';
 import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
-import { isMcpLogLevel, MCP_LOG_LEVELS } from './mcp-logging.js';
+import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging.js';
 import type { Reply } from './reply.js';
 
+/**
+ * A checked `tools/call` for the owning shard. The acceptor keeps `idText`
+ * (it alone writes the JSON-RPC envelope of the answer); the shard receives
+ * only what it needs to resolve, validate and call the tool.
+ */
+export interface ForwardCall {
+  kind: 'forward';
+  method: 'tools/call';
+  /** The request id as the JSON text the answer echoes. */
+  idText: string;
+  /** The id as parsed (notifications/cancelled names it). */
+  id: RequestId;
+  toolName: string;
+  /** JSON text of `params.arguments` (`{}` when absent). */
+  argumentsJson: string;
+  /** JSON text of `params._meta.progressToken`, `''` when absent or not a string/number. */
+  progressTokenJson: string;
+  /** Index into `MCP_LOG_LEVELS` of the request's own log level, -1 when it names none. */
+  logLevel: number;
+}
+
 /** What the acceptor does with a parsed request. */
-export type Decision =
-  | { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted'; cancels?: RequestId }
-  | { kind: 'forward'; method: 'tools/call'; id: RequestId };
+export type Decision = { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted'; cancels?: RequestId } | ForwardCall;
 
 /** The part of a route snapshot the acceptor needs: the `tools/list` template. */
 export interface ListSource {
@@ -78,7 +97,7 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
       // One page holds the whole catalog; a cursor is accepted and ignored (there is no second page).
       return ok(method, { status: 200, contentType: 'application/json', body: route.listTemplate, bodyTail: encodeId(id) + '}' });
     case 'tools/call':
-      return { kind: 'forward', method, id };
+      return toolsCall(id, p);
     case 'initialize': {
       const requested = p?.['protocolVersion'];
       if (typeof requested !== 'string') {
@@ -100,6 +119,36 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
     default:
       return error(id, JsonRpcErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(method.slice(0, 100))}`, method);
   }
+}
+
+/** Checks `tools/call` params on the acceptor, so that no malformed call costs a hop to a shard. */
+function toolsCall(id: RequestId, params: Record<string, unknown> | undefined): Decision {
+  const method = 'tools/call';
+  if (params === undefined) return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: tools/call needs params {name, arguments}', method);
+  const name = params['name'];
+  if (typeof name !== 'string') return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.name must be a string', method);
+  const args = params['arguments'] === undefined ? {} : params['arguments'];
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments must be an object', method);
+  }
+  let argumentsJson: string;
+  try {
+    argumentsJson = JSON.stringify(args);
+  } catch {
+    // JSON.parse is iterative, JSON.stringify recursive: only pathological nesting gets here.
+    return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method);
+  }
+  const meta = params['_meta'];
+  let progressTokenJson = '';
+  let logLevel = -1;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
+    const m = meta as Record<string, unknown>;
+    const token = m['progressToken'];
+    if (typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))) progressTokenJson = JSON.stringify(token);
+    const level = m[LOG_LEVEL_META_KEY];
+    if (isMcpLogLevel(level)) logLevel = MCP_LOG_LEVELS.indexOf(level);
+  }
+  return { kind: 'forward', method, id, idText: encodeId(id), toolName: name, argumentsJson, progressTokenJson, logLevel };
 }
 
 /** The id of an invalid message when it has a usable one, so the client can correlate the error. */

@@ -5,7 +5,8 @@
  * declared body size, and whether the route has a usable snapshot.
  */
 import { ROUTE_KEY_PATTERN } from '../config/schema.js';
-import { JsonRpcErrorCode } from '../errors.js';
+import { GatewayErrorCode, JsonRpcErrorCode } from '../errors.js';
+import type { RouteUnavailable } from '../threads/messages.js';
 import { isJsonContentType, parseAccept, protocolVersionHeaderOk, type HttpPolicy } from './http-policy.js';
 import { rpcErrorReply } from './jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
@@ -28,22 +29,27 @@ export interface RequestHead {
   contentLength: number;
 }
 
-/** A route as the acceptor's directory knows it. */
-export interface RouteLookup<S> {
-  shard: number;
-  snapshot: S | null;
-  unavailableReason: string | null;
+/** A route as an acceptor's directory knows it. */
+export interface RouteEntry<S> {
+  readonly shard: number;
+  readonly snapshot: S | null;
+  /** Why there is no snapshot (null while the first one is still loading). */
+  readonly unavailable: RouteUnavailable | null;
 }
 
 /** Gate outcome: an early reply, or the route to serve with its snapshot (one reference for the whole request). */
-export type GateResult<S> = { kind: 'reply'; reply: Reply; label: string } | { kind: 'accept'; routeKey: string; route: RouteLookup<S>; snapshot: S; wantsSse: boolean };
+export type GateResult<S> = { kind: 'reply'; reply: Reply; label: string } | { kind: 'accept'; routeKey: string; route: RouteEntry<S>; snapshot: S; wantsSse: boolean };
 
-function reject(status: number, message: string, label: string, headers?: Reply['headers']): { kind: 'reply'; reply: Reply; label: string } {
-  return { kind: 'reply', reply: rpcErrorReply(null, JsonRpcErrorCode.TransportError, message, { status, ...(headers ? { headers } : {}) }), label };
+function reject(status: number, message: string, label: string, headers?: Reply['headers'], data?: unknown): { kind: 'reply'; reply: Reply; label: string } {
+  return {
+    kind: 'reply',
+    reply: rpcErrorReply(null, JsonRpcErrorCode.TransportError, message, { status, ...(headers ? { headers } : {}), ...(data !== undefined ? { data } : {}) }),
+    label,
+  };
 }
 
 /** Decides the early answer, if any, for an MCP request (`path` starts with `/mcp`). */
-export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup: (routeKey: string) => RouteLookup<S> | undefined): GateResult<S> {
+export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup: (routeKey: string) => RouteEntry<S> | undefined): GateResult<S> {
   // DNS-rebinding protection comes first: a foreign page learns nothing, not even whether a route exists.
   if (head.origin !== '' && !policy.originAllowed(head.origin)) return reject(403, 'Forbidden: Origin is not allowed', 'forbidden');
   if (head.host !== '' && !policy.hostAllowed(head.host)) return reject(403, 'Forbidden: Host is not allowed', 'forbidden');
@@ -66,11 +72,21 @@ export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup:
   }
   if (head.contentLength > policy.maxBodyBytes) return reject(413, `Content Too Large: the body limit is ${policy.maxBodyBytes} bytes`, 'too_large');
   const snapshot = route.snapshot;
-  if (snapshot === null) {
-    const why = route.unavailableReason ?? 'its catalog is still loading';
-    return reject(503, `route "${routeKey}" has no usable catalog: ${why}`, 'unavailable', [['retry-after', String(policy.retryAfterSeconds)]]);
-  }
+  if (snapshot === null) return unavailableReply(routeKey, route.unavailable, policy);
   return { kind: 'accept', routeKey, route, snapshot, wantsSse: accept.sse };
+}
+
+/**
+ * The 503 of a route without a usable snapshot. Clients get a stable reason
+ * code (`error.data.reason`) and a generic message; the detail (manifest
+ * URLs, connection errors) stays in readiness and the logs unless
+ * `server.exposeErrorDetails` is set for development.
+ */
+function unavailableReply(routeKey: string, unavailable: RouteUnavailable | null, policy: HttpPolicy): { kind: 'reply'; reply: Reply; label: string } {
+  const reason = unavailable?.code ?? GatewayErrorCode.CatalogPending;
+  const detail = policy.exposeErrorDetails && unavailable !== null ? `: ${unavailable.message}` : '';
+  const what = unavailable === null ? 'its catalog is still loading' : `its catalog was refused or could not be loaded (${reason})`;
+  return reject(503, `route "${routeKey}" has no usable catalog: ${what}${detail}`, 'unavailable', [['retry-after', String(policy.retryAfterSeconds)]], { reason });
 }
 
 /** The 413 answered when a body without (or with a lying) Content-Length passes the limit while being read. */

@@ -12,6 +12,8 @@ const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 export interface HttpPolicy {
   readonly maxBodyBytes: number;
   readonly retryAfterSeconds: number;
+  /** Put refusal details (internal addresses, upstream errors) into client-facing messages; development only. */
+  readonly exposeErrorDetails: boolean;
   originAllowed(origin: string): boolean;
   hostAllowed(host: string): boolean;
 }
@@ -61,7 +63,7 @@ export function buildHttpPolicy(server: GatewayConfig['server']): HttpPolicy {
     if (!loopbackBind) return true;
     return isLoopbackHost(hostnameOf(host));
   };
-  return { maxBodyBytes: server.maxBodyBytes, retryAfterSeconds: server.retryAfterSeconds, originAllowed, hostAllowed };
+  return { maxBodyBytes: server.maxBodyBytes, retryAfterSeconds: server.retryAfterSeconds, exposeErrorDetails: server.exposeErrorDetails, originAllowed, hostAllowed };
 }
 
 /** `application/json` or `application/json-rpc`, parameters (charset) allowed. */

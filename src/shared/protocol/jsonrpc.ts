@@ -46,8 +46,13 @@ export function encodeId(id: RequestId | null): string {
 
 /** The JSON text of a JSON-RPC error response. */
 export function errorResponseText(id: RequestId | null, code: number, message: string, data?: unknown): string {
+  return errorResponseForIdText(encodeId(id), code, message, data);
+}
+
+/** The JSON text of a JSON-RPC error response for an id already in its JSON text form. */
+export function errorResponseForIdText(idText: string, code: number, message: string, data?: unknown): string {
   const error = data === undefined ? { code, message } : { code, message, data };
-  return `{"jsonrpc":"2.0","id":${encodeId(id)},"error":${JSON.stringify(error)}}`;
+  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(error)}}`;
 }
 
 /** A complete error reply; the HTTP status follows the code unless given. */

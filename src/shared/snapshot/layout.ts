@@ -102,16 +102,21 @@ export function toolsListResultJson(tools: readonly CatalogTool[]): string {
   return JSON.stringify({ tools: listedTools(tools).map(exposedTool) });
 }
 
-/** Encodes a catalog into a new, never-to-be-mutated SharedArrayBuffer. */
-export function encodeSnapshot(catalog: RouteCatalog): SharedArrayBuffer {
-  const listed = listedTools(catalog.tools).length;
-  const meta: SnapshotMeta = {
+/** The meta section {@link encodeSnapshot} writes for `catalog` (the refresh worker sends it with the snapshot). */
+export function snapshotMeta(catalog: RouteCatalog): SnapshotMeta {
+  return {
     routeKey: catalog.routeKey,
     revision: catalog.revision,
     source: catalog.source,
     builtAt: catalog.builtAt,
-    toolCount: listed,
+    toolCount: listedTools(catalog.tools).length,
   };
+}
+
+/** Encodes a catalog into a new, never-to-be-mutated SharedArrayBuffer. */
+export function encodeSnapshot(catalog: RouteCatalog): SharedArrayBuffer {
+  const meta = snapshotMeta(catalog);
+  const listed = meta.toolCount;
   const enc = new TextEncoder();
   const metaBytes = enc.encode(JSON.stringify(meta));
   const listBytes = enc.encode(LIST_PREFIX + toolsListResultJson(catalog.tools) + LIST_SUFFIX);
@@ -211,4 +216,18 @@ export function decodeSnapshot(buffer: SharedArrayBuffer, options: { verifyCheck
       return tools as CatalogTool[];
     },
   };
+}
+
+/**
+ * The `tools/list` template of a snapshot, read from the header only (no
+ * meta parse, no catalog parse): what an acceptor needs when a route is
+ * swapped. The snapshot was decoded and validated by its shard before any
+ * acceptor sees it, so only the bounds are re-checked here.
+ */
+export function snapshotListTemplate(buffer: SharedArrayBuffer): Uint8Array {
+  const header = new DataView(buffer, 0, HEADER_BYTES);
+  const off = header.getUint32(Field.ListOff * 4, true);
+  const len = header.getUint32(Field.ListLen * 4, true);
+  if (off < HEADER_BYTES || off + len > buffer.byteLength) throw corrupt('section out of bounds');
+  return new Uint8Array(buffer, off, len);
 }

@@ -1,20 +1,41 @@
 /**
- * Typed thread messages (discriminated unions, piscina `src/types.ts` style).
- * Errors cross threads as {@link WireError}, never as Error objects.
+ * Typed control messages between threads (discriminated unions, piscina
+ * `src/types.ts` style). `tools/call` traffic does not use them: it travels
+ * as frames (`call-frames.ts`) on the call channels. Errors cross threads as
+ * {@link WireError}, never as Error objects.
+ *
+ * Who talks to whom:
+ * ```
+ *   refresh worker ──RefreshToMain──► main ──MainToShard──► shard s ──ShardToMain──► main
+ *                                      │                      ▲ frames
+ *                                      └──MainToAcceptor──► acceptor a (acceptor 0: direct calls on main)
+ * ```
+ * Route state reaches acceptors on one channel only, from main, and only
+ * after the owning shard acknowledged the install (`route-table.ts` on the
+ * main side enforces it).
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { GatewayConfig } from '../config/schema.js';
 import type { CatalogSource } from '../catalog/types.js';
+import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayErrorCode, WireError } from '../errors.js';
 import type { MetricObjectJson } from '../metrics-types.js';
+import type { SnapshotMeta } from '../snapshot/layout.js';
+
+/**
+ * One side of the call channel of an (acceptor, shard) pair: a MessagePort
+ * carrying frame batches in both directions.
+ */
+export interface CallChannelEnd {
+  port: MessagePort;
+}
 
 /** workerData of a shard worker. */
 export interface ShardWorkerData {
   kind: 'shard';
   shardIndex: number;
   config: GatewayConfig;
-  /** One port per acceptor, index = acceptor index. */
-  acceptorPorts: MessagePort[];
+  /** Index = acceptor index. */
+  channels: CallChannelEnd[];
 }
 
 /** workerData of an extra acceptor thread (acceptor 0 runs on the main thread). */
@@ -22,9 +43,9 @@ export interface AcceptorWorkerData {
   kind: 'acceptor';
   acceptorIndex: number;
   config: GatewayConfig;
-  /** One port per shard, index = shard index. */
-  shardPorts: MessagePort[];
-  /** Port the main thread listens on (already bound by acceptor 0). */
+  /** Index = shard index. */
+  channels: CallChannelEnd[];
+  /** Port acceptor 0 already bound (SO_REUSEPORT shares it). */
   port: number;
 }
 
@@ -40,8 +61,8 @@ export interface RefreshWorkerData {
 export type RefreshEvent =
   /** The registry's route set; `removed` routes stop being served (404). */
   | { type: 'routes'; routeKeys: string[]; removed: string[] }
-  /** `listChanged`: it replaces a different catalog (the main thread announces it once installed). */
-  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; source: CatalogSource; warning: string | null; listChanged: boolean }
+  /** `listChanged`: it replaces a different catalog (main announces it once installed). `meta` saves main from decoding the snapshot. */
+  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; meta: SnapshotMeta; source: CatalogSource; warning: string | null; listChanged: boolean }
   | { type: 'route-unchanged'; routeKey: string; source: CatalogSource; warning: string | null }
   | { type: 'route-failed'; routeKey: string; code: GatewayErrorCode; message: string; conflicts: string[] }
   | {
@@ -67,46 +88,42 @@ export type MainToRefresh = { type: 'metrics'; requestId: number } | { type: 'cl
 export type MainToShard =
   | { type: 'install'; routeKey: string; snapshot: SharedArrayBuffer }
   | { type: 'remove'; routeKey: string }
+  /** Acceptor `acceptor` was restarted: its calls in flight here are abandoned, new ones arrive on `channel`. */
+  | { type: 'acceptor-channel'; acceptor: number; channel: CallChannelEnd }
   | { type: 'metrics'; requestId: number }
   | { type: 'close' };
 
 /** Shard → main (parentPort). */
 export type ShardToMain =
-  | { type: 'installed'; routeKey: string; revision: string }
+  | { type: 'installed'; routeKey: string }
   | { type: 'install-failed'; routeKey: string; error: WireError }
   | { type: 'metrics'; requestId: number; metrics: MetricObjectJson[] }
   | { type: 'closed' };
 
-/** Shard → acceptor (per-pair port). */
-export type ShardToAcceptor =
-  | { type: 'publish'; routeKey: string; snapshot: SharedArrayBuffer }
-  | { type: 'results'; buffer: ArrayBuffer; length: number };
-
-/** Acceptor → shard (per-pair port). */
-export type AcceptorToShard =
-  | { type: 'calls'; buffer: ArrayBuffer; length: number }
-  /** The clients of these calls disconnected or sent notifications/cancelled: abort upstream, send nothing more. */
-  | { type: 'cancel'; callIds: number[] };
-
-/** One row of the route directory pushed to every acceptor. */
-export interface DirectoryEntry {
-  routeKey: string;
-  shard: number;
-  /** Why the route has no usable snapshot, when it has none (shown in the 503). */
-  unavailableReason: string | null;
+/** Why a route has no usable snapshot: a stable code for clients, the detail for readiness and logs. */
+export interface RouteUnavailable {
+  code: GatewayErrorCode;
+  message: string;
 }
+
+/** A change of one route as an acceptor must apply it. */
+export type RouteUpdate =
+  /** The route exists; `snapshot` is what its shard installed (null: none yet, or refused — then `unavailable` says why). */
+  | { routeKey: string; shard: number; snapshot: SharedArrayBuffer | null; unavailable: RouteUnavailable | null }
+  | { routeKey: string; removed: true };
 
 /** Main → acceptor worker. */
 export type MainToAcceptor =
-  | { type: 'directory'; entries: DirectoryEntry[]; loaded: boolean; pendingReason: string }
+  /** Route changes since the last message, in order; `loaded` false: the registry is not known yet (every key answers 503). */
+  | { type: 'routes'; updates: RouteUpdate[]; loaded: boolean; pending: RouteUnavailable }
   | { type: 'readiness'; status: number; body: string }
   | { type: 'metrics-result'; requestId: number; text: string }
   | { type: 'metrics-collect'; requestId: number }
-  /** A cancel another acceptor thread could not match (see Acceptor.cancelFromPeer). */
-  | { type: 'cancel'; cancelKey: string }
+  /** A `notifications/cancelled` another acceptor thread could not match. */
+  | { type: 'cancel'; routeKey: string; sessionId: string; idText: string }
   | { type: 'shard-down'; shard: number }
-  /** The restarted shard's end of a new channel (transferred). */
-  | { type: 'shard-port'; shard: number; port: MessagePort }
+  /** The restarted shard's end of a new call channel (the port is transferred). */
+  | { type: 'shard-channel'; shard: number; channel: CallChannelEnd }
   | { type: 'close'; graceMs: number };
 
 /** Acceptor worker → main. */
@@ -115,5 +132,5 @@ export type AcceptorToMain =
   | { type: 'listen-failed'; acceptorIndex: number; message: string }
   | { type: 'metrics-request'; requestId: number }
   | { type: 'metrics'; requestId: number; metrics: MetricObjectJson[] }
-  | { type: 'cancel'; cancelKey: string }
+  | { type: 'cancel'; routeKey: string; sessionId: string; idText: string }
   | { type: 'closed' };

@@ -15,7 +15,7 @@ import { parseRegistry, staticRegistry, type Registry } from '../../shared/catal
 import type { CatalogSource, CatalogTool } from '../../shared/catalog/types.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-import { decodeSnapshot, encodeSnapshot } from '../../shared/snapshot/layout.js';
+import { decodeSnapshot, encodeSnapshot, snapshotMeta } from '../../shared/snapshot/layout.js';
 import type { RefreshEvent } from '../../shared/threads/messages.js';
 import type { PortalClient } from './portal-client.js';
 import type { RedisStore } from './redis-store.js';
@@ -260,7 +260,7 @@ export class Refresher {
     this.snapshots.set(routeKey, snapshot);
     // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
     const listChanged = previous !== undefined && (before === undefined || !sameListBytes(before, snapshot));
-    emit({ type: 'route-snapshot', routeKey, snapshot, source: this.registrySource, warning, listChanged });
+    emit({ type: 'route-snapshot', routeKey, snapshot, meta: snapshotMeta(catalog), source: this.registrySource, warning, listChanged });
     return 'published';
   }
 
@@ -274,7 +274,7 @@ export class Refresher {
       this.published.set(routeKey, copy.view.meta.revision);
       this.snapshots.set(routeKey, copy.view.buffer);
       this.storedRevision.set(routeKey, copy.view.meta.revision);
-      this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: copy.view.buffer, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
+      this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: copy.view.buffer, meta: copy.view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
     } else if (copy.kind !== 'missing') {
       this.deps.emit({ type: 'redis-problem', subject: routeKey, message: `snapshot of route "${routeKey}" ignored: ${copy.message}` });
     }

@@ -1,24 +1,19 @@
 /**
- * Shard worker thread. Owns the snapshots of its routes: installs a snapshot
- * (decode, compile validators), publishes it to every acceptor with one
- * message each, and executes the `tools/call` requests acceptors hand it in
- * batches. Results go back batched, one transferred buffer per acceptor per
- * event-loop turn.
+ * Shard worker thread: owns the runtimes of its routes ({@link RouteTable})
+ * and executes the `tools/call` frames every acceptor sends it
+ * ({@link CallExecutor}). Control (install, remove, metrics, close, a
+ * restarted acceptor's new channel) comes from the main thread; an install
+ * is acknowledged to main, which only then lets acceptors see the snapshot.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { GatewayError } from '../../shared/errors.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
 import { ShardMetrics } from '../../shared/metrics.js';
-import { decodeSnapshot } from '../../shared/snapshot/layout.js';
-import { CallOutcome, FrameBatch, readCalls, type CallFrame } from '../../shared/threads/frames.js';
-import type { AcceptorToShard, MainToShard, ShardToAcceptor, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
-import { RouteRuntime } from './route-runtime.js';
-import { ValidatorCache } from './validator-cache.js';
-import { CancelSignal } from './cancel.js';
-import { handleToolCall, type CallAnswer, type CallOptions } from './tool-call.js';
+import { PortFrameReader, PortFrameWriter } from '../../shared/threads/port-frames.js';
+import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
+import { AcceptorLink, CallExecutor } from './call-executor.js';
+import { RouteTable } from './route-table.js';
 import { ToolServiceClient } from './upstream.js';
-import { errorResponseText } from '../../shared/protocol/jsonrpc.js';
-import { JsonRpcErrorCode } from '../../shared/errors.js';
 
 if (parentPort === null) throw new Error('shard-worker must run as a worker thread');
 const parent = parentPort;
@@ -30,48 +25,20 @@ const client = new ToolServiceClient({
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
 });
-const decoder = new TextDecoder();
+const routes = new RouteTable();
+const executor = new CallExecutor(routes, client, metrics, log, config.streaming.defaultLogLevel);
 
-/** routeKey → runtime. Replaced with one `set` per publish: readers never see a half-built route. */
-const routes = new Map<string, RouteRuntime>();
-const validators = new ValidatorCache();
+/** One link per acceptor thread, index = acceptor index. */
+const links: Array<{ link: AcceptorLink; reader: PortFrameReader; writer: PortFrameWriter; end: CallChannelEnd }> = [];
 
-/** One outgoing result batch per acceptor port, flushed once per event-loop turn. */
-class ResultChannel {
-  private readonly batch = new FrameBatch();
-  private scheduled = false;
-
-  constructor(readonly port: MessagePort) {}
-
-  /** Calls in flight on this acceptor's channel, so a cancel can reach them. */
-  readonly inflight = new Map<number, CancelSignal>();
-
-  push(callId: number, answer: CallAnswer): void {
-    this.batch.pushResult(callId, answer.status, answer.outcome, answer.body);
-    this.schedule();
-  }
-
-  pushEvent(callId: number, json: string): void {
-    this.batch.pushEvent(callId, json);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flush);
-    }
-  }
-
-  private readonly flush = (): void => {
-    this.scheduled = false;
-    const { buffer, length } = this.batch.take();
-    const msg: ShardToAcceptor = { type: 'results', buffer, length };
-    this.port.postMessage(msg, [buffer]);
-  };
+function connect(acceptor: number, end: CallChannelEnd): void {
+  const writer = new PortFrameWriter(end.port);
+  const link = new AcceptorLink(acceptor, writer);
+  const reader = new PortFrameReader(end.port, (buf, offset, length) => executor.onFrame(link, buf, offset, length));
+  links[acceptor] = { link, reader, writer, end };
 }
 
-const channels = data.acceptorPorts.map((port) => new ResultChannel(port));
+data.channels.forEach((end, acceptor) => connect(acceptor, end));
 
 function send(msg: ShardToMain): void {
   parent.postMessage(msg);
@@ -79,57 +46,14 @@ function send(msg: ShardToMain): void {
 
 function install(routeKey: string, snapshot: SharedArrayBuffer): void {
   try {
-    const runtime = new RouteRuntime(decodeSnapshot(snapshot), validators);
-    const previous = routes.get(routeKey);
-    routes.set(routeKey, runtime);
-    previous?.release();
-    const msg: ShardToAcceptor = { type: 'publish', routeKey, snapshot };
-    for (const c of channels) c.port.postMessage(msg);
-    send({ type: 'installed', routeKey, revision: runtime.snapshot.meta.revision });
+    routes.install(routeKey, snapshot);
+    send({ type: 'installed', routeKey });
   } catch (err) {
-    const wire = GatewayError.is(err) ? err.toWire() : { code: 'SNAPSHOT_CORRUPT' as const, message: String(err), details: [] };
+    const wire = GatewayError.is(err) ? err.toWire() : { code: GatewayErrorCode.SnapshotCorrupt, message: String(err), details: [] };
     log.error({ route: routeKey, err: wire }, 'snapshot install failed; the previous snapshot stays');
     send({ type: 'install-failed', routeKey, error: wire });
   }
 }
-
-async function execute(channel: ResultChannel, frame: CallFrame): Promise<void> {
-  const cancel = new CancelSignal();
-  channel.inflight.set(frame.callId, cancel);
-  const options: CallOptions = { cancel, defaultLogLevel: config.streaming.defaultLogLevel };
-  if (frame.ctx.sse) {
-    options.sendEvent = (json) => {
-      if (!cancel.cancelled) channel.pushEvent(frame.callId, json);
-    };
-  }
-  let answer: CallAnswer;
-  try {
-    answer = await handleToolCall(decoder.decode(frame.body), frame.routeKey, routes.get(frame.routeKey), frame.ctx, client, options);
-    if (answer.upstream) {
-      metrics.recordCall(frame.routeKey, answer.upstream.serviceId, answer.upstream.cause);
-      if (answer.upstream.cause !== 'ok' && answer.upstream.cause !== 'tool_error' && answer.upstream.cause !== 'cancelled') {
-        log.warn({ requestId: frame.ctx.requestId, route: frame.routeKey, service: answer.upstream.serviceId, cause: answer.upstream.cause }, 'tool call failed upstream');
-      }
-    }
-  } catch (err) {
-    log.error({ requestId: frame.ctx.requestId, route: frame.routeKey, err: String(err) }, 'tool call crashed in the shard');
-    answer = { status: 500, outcome: CallOutcome.RpcError, body: errorResponseText(null, JsonRpcErrorCode.InternalError, 'Internal error') };
-  }
-  channel.inflight.delete(frame.callId);
-  // A cancelled call sends nothing more: the acceptor already finished its side.
-  if (!cancel.cancelled) channel.push(frame.callId, answer);
-}
-
-channels.forEach((channel) => {
-  channel.port.on('message', (msg: AcceptorToShard) => {
-    if (msg.type === 'cancel') {
-      for (const id of msg.callIds) channel.inflight.get(id)?.cancel();
-      return;
-    }
-    // The frames' bodies are views into msg.buffer, which this thread now owns (transferred).
-    for (const frame of readCalls(msg.buffer, msg.length)) void execute(channel, frame);
-  });
-});
 
 parent.on('message', (msg: MainToShard) => {
   switch (msg.type) {
@@ -137,19 +61,32 @@ parent.on('message', (msg: MainToShard) => {
       install(msg.routeKey, msg.snapshot);
       break;
     case 'remove':
-      // Acceptors stop routing to it through the main thread's directory; calls already here finish on the old runtime.
-      routes.get(msg.routeKey)?.release();
-      routes.delete(msg.routeKey);
+      routes.remove(msg.routeKey);
       break;
+    case 'acceptor-channel': {
+      const old = links[msg.acceptor];
+      if (old !== undefined) {
+        old.reader.close();
+        old.writer.close();
+        old.end.port.close();
+        executor.dropLink(old.link);
+      }
+      connect(msg.acceptor, msg.channel);
+      break;
+    }
     case 'metrics':
       void metrics.registry.getMetricsAsJSON().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;
     case 'close':
-      void client.close().finally(() => {
-        for (const c of channels) c.port.close();
-        send({ type: 'closed' });
-        parent.close();
-      });
+      void client
+        .close()
+        // One more turn: answers of the last calls are flushed from their batches before the channels close.
+        .then(() => new Promise((resolve) => setImmediate(resolve)))
+        .finally(() => {
+          for (const l of links) l.end.port.close();
+          send({ type: 'closed' });
+          parent.close();
+        });
       break;
   }
 });

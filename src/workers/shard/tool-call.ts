@@ -1,144 +1,73 @@
 /**
- * `tools/call` handling on the shard: parse the forwarded request, resolve the
- * tool in the route snapshot, validate the arguments with the tool's compiled
- * validator, call the Tool Service, and build the JSON-RPC response text.
- * Bytes in, text out: callable from a unit test with no thread and no HTTP.
+ * The shard's decision for one checked `tools/call`: resolve the tool in the
+ * route's runtime (exactly one active version, else unknown / ambiguous) and
+ * check the arguments with the tool's compiled validator. The envelope and
+ * `params` were already checked by the acceptor, which also writes the
+ * JSON-RPC envelope of the answer: this module produces only the `result`
+ * or `error` member. Pure: callable from a unit test with no thread and no HTTP.
  */
+import { CallOutcome, type CallRequest } from '../../shared/calls.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
-import { envelopeValidator, errorResponseText, encodeId, httpStatusForRpcError, type RequestId } from '../../shared/protocol/jsonrpc.js';
-import { CallOutcome, type CallContext } from '../../shared/threads/frames.js';
-import { isMcpLogLevel, LOG_LEVEL_META_KEY, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
-import type { CancelSignal } from './cancel.js';
-import { NotificationForwarder } from './notification-forwarder.js';
-import type { RouteRuntime } from './route-runtime.js';
+import { ResultKind } from '../../shared/threads/call-frames.js';
+import type { ResolvedTool, RouteRuntime } from './route-runtime.js';
 import { toolError } from './tool-result.js';
-import type { UpstreamCall, UpstreamResult } from './upstream.js';
 
-/** What the shard sends back for one call. */
-export interface CallAnswer {
-  status: number;
+/** An answer decided without calling the Tool Service. */
+export interface Refusal {
+  kind: typeof ResultKind.Result | typeof ResultKind.Error;
   outcome: CallOutcome;
-  body: string;
-  /** Set when the Tool Service was called: its failure cause label (for metrics and logs). */
-  upstream?: { serviceId: string; cause: UpstreamResult['cause'] };
-}
-
-/** Anything that can execute an upstream call (the real client, or a test double in unit tests). */
-export interface ToolCaller {
-  call(call: UpstreamCall): Promise<UpstreamResult>;
+  status: number;
+  /** The `result` member (Result) or the `error` member (Error), as JSON text. */
+  payload: string;
 }
 
 const MAX_VIOLATIONS = 20;
 
-/** Streaming and cancellation hooks of one call (the shard worker provides them; unit tests may omit them). */
-export interface CallOptions {
-  /** Sends one SSE event for this call; given only when the client accepts `text/event-stream`. */
-  sendEvent?: (notificationJson: string) => void;
-  /** Level for log frames when the request's `_meta` names none. */
-  defaultLogLevel?: McpLogLevel;
-  cancel?: CancelSignal;
+function rpcError(code: number, message: string, outcome: CallOutcome = CallOutcome.RpcError, status = 200): Refusal {
+  return { kind: ResultKind.Error, outcome, status, payload: JSON.stringify({ code, message }) };
 }
 
-function rpcError(id: RequestId | null, code: number, message: string): CallAnswer {
-  return { status: httpStatusForRpcError(code), outcome: CallOutcome.RpcError, body: errorResponseText(id, code, message) };
-}
-
-function result(id: RequestId, json: string, isError: boolean): CallAnswer {
-  return { status: 200, outcome: isError ? CallOutcome.ToolError : CallOutcome.Ok, body: `{"jsonrpc":"2.0","id":${encodeId(id)},"result":${json}}` };
-}
-
-/** Handles one forwarded `tools/call` request body for `runtime`'s route. */
-export async function handleToolCall(
-  bodyText: string,
-  routeKey: string,
-  runtime: RouteRuntime | undefined,
-  ctx: CallContext,
-  caller: ToolCaller,
-  options: CallOptions = {},
-): Promise<CallAnswer> {
-  let message: unknown;
-  try {
-    message = JSON.parse(bodyText);
-  } catch {
-    return rpcError(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON');
-  }
-  if (!envelopeValidator.Check(message) || message.id === undefined) {
-    return rpcError(null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request');
-  }
-  const id = message.id;
-  const params = message.params;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: tools/call needs params {name, arguments}');
-  }
-  const { name, arguments: args = {} } = params as { name?: unknown; arguments?: unknown };
-  if (typeof name !== 'string') return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.name must be a string');
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments must be an object');
-  }
+/** The tool to call, or the answer that replaces the call. */
+export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest): ResolvedTool | Refusal {
   if (runtime === undefined) {
-    return { status: 503, outcome: CallOutcome.Rejected, body: errorResponseText(id, JsonRpcErrorCode.InternalError, `route "${routeKey}" has no usable catalog on this shard`) };
+    // The route was removed (or its runtime lost) between the acceptor's lookup and now.
+    return rpcError(JsonRpcErrorCode.InternalError, `route "${req.routeKey}" has no usable catalog on this shard`, CallOutcome.Rejected, 503);
   }
-  const resolved = runtime.resolve(name);
-  if (resolved.kind === 'unknown') return rpcError(id, JsonRpcErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(name)}`);
+  const resolved = runtime.resolve(req.toolName);
+  if (resolved.kind === 'unknown') return rpcError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(req.toolName)}`);
   if (resolved.kind === 'ambiguous') {
     return rpcError(
-      id,
       JsonRpcErrorCode.InvalidParams,
-      `Tool ${JSON.stringify(name)} is ambiguous: ${resolved.versions.length} active versions (${resolved.versions.join(', ')}); the catalog must mark exactly one active`,
+      `Tool ${JSON.stringify(req.toolName)} is ambiguous: ${resolved.versions.length} active versions (${resolved.versions.join(', ')}); the catalog must mark exactly one active`,
     );
   }
+  // The acceptor serialised an object; parsing it back cannot fail and costs less than carrying an object across threads.
+  const args: unknown = JSON.parse(req.argumentsJson);
   let valid: boolean;
   try {
     valid = resolved.validator.Check(args);
   } catch {
     // Only pathological input (nesting deep enough to exhaust the stack) makes a compiled check throw.
-    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+    return rpcError(JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
   }
-  if (!valid) {
-    // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
-    const lines = resolved.validator
-      .Errors(args)
-      .filter((e) => e.keyword !== 'boolean')
-      .flatMap((e) => {
-        const extra = (e.params as { additionalProperties?: unknown }).additionalProperties;
-        // Name each unexpected property at its own path, so the model knows what to drop.
-        if (e.keyword === 'additionalProperties' && Array.isArray(extra)) {
-          return extra.map((name) => `- ${e.instancePath}/${String(name)}: is not an allowed property`);
-        }
-        return [`- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`];
-      })
-      .slice(0, MAX_VIOLATIONS);
-    const mapped = toolError(`Invalid arguments for tool ${JSON.stringify(name)}:\n${lines.join('\n')}`);
-    return result(id, mapped.json, true);
-  }
-  let argumentsJson: string;
-  try {
-    argumentsJson = JSON.stringify(args);
-  } catch {
-    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
-  }
-  const forwarder = options.sendEvent ? forwarderFor(params as Record<string, unknown>, options.sendEvent, options.defaultLogLevel ?? 'info') : null;
-  const upstream = await caller.call({
-    tool: resolved.tool,
-    argumentsJson,
-    routeKey,
-    ctx,
-    // An empty event starts the SSE answer (headers, heartbeats) before any frame qualifies for forwarding.
-    ...(forwarder && options.sendEvent ? { onFrame: forwarder.onFrame, onStreamStart: () => options.sendEvent?.('') } : {}),
-    ...(options.cancel ? { cancel: options.cancel } : {}),
-  });
-  return { ...result(id, upstream.json, upstream.isError), upstream: { serviceId: resolved.tool.serviceId, cause: upstream.cause } };
-}
-
-/** The forwarder for a request's `_meta`: its progress token and its own log level, if any. */
-function forwarderFor(params: Record<string, unknown>, send: (json: string) => void, defaultLevel: McpLogLevel): NotificationForwarder {
-  const meta = params['_meta'];
-  const m = typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : {};
-  const token = m['progressToken'];
-  const level = m[LOG_LEVEL_META_KEY];
-  return new NotificationForwarder(
-    typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : null,
-    isMcpLogLevel(level) ? level : defaultLevel,
-    send,
-  );
+  if (valid) return resolved;
+  // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
+  const lines = resolved.validator
+    .Errors(args)
+    .filter((e) => e.keyword !== 'boolean')
+    .flatMap((e) => {
+      const extra = (e.params as { additionalProperties?: unknown }).additionalProperties;
+      // Name each unexpected property at its own path, so the model knows what to drop.
+      if (e.keyword === 'additionalProperties' && Array.isArray(extra)) {
+        return extra.map((name) => `- ${e.instancePath}/${String(name)}: is not an allowed property`);
+      }
+      return [`- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`];
+    })
+    .slice(0, MAX_VIOLATIONS);
+  return {
+    kind: ResultKind.Result,
+    outcome: CallOutcome.ToolError,
+    status: 200,
+    payload: toolError(`Invalid arguments for tool ${JSON.stringify(req.toolName)}:\n${lines.join('\n')}`).json,
+  };
 }

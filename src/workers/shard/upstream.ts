@@ -10,8 +10,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
-import type { CallContext } from '../../shared/threads/frames.js';
-import type { CancelSignal } from './cancel.js';
 import { NdjsonReader } from './ndjson.js';
 import type { StreamFrame } from './notification-forwarder.js';
 import { mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
@@ -22,19 +20,25 @@ export interface UpstreamOptions {
   maxResponseBytes: number;
 }
 
-/** One tool call to send. */
+/**
+ * One tool call to send. The shard pools these objects: the client must not
+ * keep a reference after calling `onDone`.
+ */
 export interface UpstreamCall {
   tool: CatalogTool;
   /** Already validated against the tool's inputSchema. */
   argumentsJson: string;
   routeKey: string;
-  ctx: CallContext;
+  /** Context headers, `''` when absent; already validated ASCII. */
+  requestId: string;
+  sessionId: string;
+  traceparent: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
-  onFrame?: (frame: StreamFrame) => void;
+  onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream (the SSE answer starts then, not at the first forwarded frame). */
-  onStreamStart?: () => void;
-  /** Aborts the upstream request when the client disconnects or cancels. */
-  cancel?: CancelSignal;
+  onStreamStart: (() => void) | null;
+  /** Called exactly once with the mapped outcome. */
+  onDone(result: UpstreamResult): void;
 }
 
 /** Outcome of one upstream call, with what metrics need. */
@@ -59,28 +63,44 @@ export class ToolServiceClient {
   private readonly pools = new Map<string, Pool>();
   /** Keyed by the runtime's tool objects, so a replaced snapshot's entries are collected with it. */
   private readonly targets = new WeakMap<CatalogTool, UpstreamTarget>();
+  private readonly exchanges = new Map<UpstreamCall, Exchange>();
   private closed = false;
 
   constructor(private readonly options: UpstreamOptions) {}
 
-  /** Calls the tool; resolves with a mapped result whatever happens upstream. */
-  call(call: UpstreamCall): Promise<UpstreamResult> {
-    if (this.closed) return Promise.resolve({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
+  /** Calls the tool; `call.onDone` gets a mapped result whatever happens upstream. */
+  call(call: UpstreamCall): void {
+    if (this.closed) {
+      call.onDone({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
+      return;
+    }
     const target = this.targetFor(call.tool);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: `application/json, ${NDJSON}`,
-      'x-request-id': call.ctx.requestId,
+      'x-request-id': call.requestId,
       'x-mcp-route': call.routeKey,
     };
-    if (call.ctx.sessionId !== '') headers['x-mcp-session-id'] = call.ctx.sessionId;
-    if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
+    if (call.sessionId !== '') headers['x-mcp-session-id'] = call.sessionId;
+    if (call.traceparent !== '') headers['traceparent'] = call.traceparent;
     const body = target.bodyPrefix + call.argumentsJson + '}';
-    return new Promise((resolve) => {
-      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null, call.onStreamStart ?? null);
-      call.cancel?.onCancel(() => exchange.cancel());
-      this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
-    });
+    const exchange = new Exchange(
+      (r) => {
+        this.exchanges.delete(call);
+        call.onDone(r);
+      },
+      call.tool.timeoutMs,
+      this.options.maxResponseBytes,
+      call.onFrame,
+      call.onStreamStart,
+    );
+    this.exchanges.set(call, exchange);
+    this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
+  }
+
+  /** The client went away or cancelled: abort upstream; `onDone` gets cause `cancelled`. */
+  cancel(call: UpstreamCall): void {
+    this.exchanges.get(call)?.cancel();
   }
 
   /** Closes every pool gracefully (in-flight calls finish). */

@@ -191,6 +191,7 @@ function sampleFor(path: string, kind: string): Sample | undefined {
     return [String(value), value];
   }
   if (kind === 'list') return ['http://10.1.2.3:80, https://a.example.com', ['http://10.1.2.3:80', 'https://a.example.com']];
+  if (kind === 'boolean' && typeof current === 'boolean') return [String(!current), !current];
   const literals = node?.anyOf?.map((n) => n.const).filter((c): c is string => typeof c === 'string') ?? [];
   const other = literals.find((l) => l !== current);
   if (other !== undefined) return [other, other, companions];

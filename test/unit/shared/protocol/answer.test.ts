@@ -193,9 +193,39 @@ describe('answerRequest methods', () => {
     }
   });
 
-  it('forwards tools/call with its id', () => {
-    expect(answer(req('tools/call', { name: 'x', arguments: {} }, 'call-1'))).toEqual({ kind: 'forward', method: 'tools/call', id: 'call-1' });
-    expect(answer(req('tools/call', undefined, 3))).toEqual({ kind: 'forward', method: 'tools/call', id: 3 });
+  it('forwards a checked tools/call with its id text, name, arguments JSON and _meta hints', () => {
+    expect(answer(req('tools/call', { name: 'x', arguments: { a: [1, 'é'] } }, 'call-1'))).toEqual({
+      kind: 'forward',
+      method: 'tools/call',
+      id: 'call-1',
+      idText: '"call-1"',
+      toolName: 'x',
+      argumentsJson: '{"a":[1,"é"]}',
+      progressTokenJson: '',
+      logLevel: -1,
+    });
+    expect(answer(req('tools/call', { name: 'y', _meta: { progressToken: 'p1', 'io.modelcontextprotocol/logLevel': 'warning' } }, 3))).toEqual({
+      kind: 'forward',
+      method: 'tools/call',
+      id: 3,
+      idText: '3',
+      toolName: 'y',
+      argumentsJson: '{}',
+      progressTokenJson: '"p1"',
+      logLevel: 3,
+    });
+  });
+
+  it('refuses malformed tools/call params on the acceptor (-32602), before any hop', () => {
+    const cases: Array<[unknown, string]> = [
+      [undefined, 'Invalid params: tools/call needs params {name, arguments}'],
+      [{ name: 42, arguments: {} }, 'Invalid params: params.name must be a string'],
+      [{ name: 'x', arguments: ['a'] }, 'Invalid params: params.arguments must be an object'],
+      [{ name: 'x', arguments: null }, 'Invalid params: params.arguments must be an object'],
+    ];
+    for (const [params, message] of cases) {
+      expect(reply(answer(req('tools/call', params, 9))).json).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32602, message } });
+    }
   });
 });
 
@@ -226,10 +256,11 @@ describe('answerRequest hostile bodies', () => {
   it('answers a valid request with deeply nested params normally', () => {
     const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
     expect(reply(answer(`{"jsonrpc":"2.0","id":1,"method":"ping","params":${deep}}`)).json).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
-    expect(answer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`)).toEqual({
-      kind: 'forward',
-      method: 'tools/call',
+    // Arguments too deep to serialise for the hop are refused as invalid params (the process keeps serving).
+    expect(reply(answer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`)).json).toEqual({
+      jsonrpc: '2.0',
       id: 2,
+      error: { code: -32602, message: 'Invalid params: params.arguments nests too deeply' },
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
-import { bodyTooLargeReply, gateMcpRequest, type GateResult, type RequestHead, type RouteLookup } from '../../../../src/shared/protocol/gate.js';
+import { bodyTooLargeReply, gateMcpRequest, type GateResult, type RequestHead, type RouteEntry } from '../../../../src/shared/protocol/gate.js';
 import { buildHttpPolicy } from '../../../../src/shared/protocol/http-policy.js';
 import { replyText, type Reply } from '../../../../src/shared/protocol/reply.js';
 
@@ -8,13 +8,13 @@ type Snap = { name: string };
 
 const policy = buildHttpPolicy({ ...DEFAULTS.server, host: '127.0.0.1', maxBodyBytes: 1024 * 1024, retryAfterSeconds: 7 });
 
-const directory = new Map<string, RouteLookup<Snap>>([
-  ['core', { shard: 1, snapshot: { name: 'core-snapshot' }, unavailableReason: null }],
-  ['loading', { shard: 0, snapshot: null, unavailableReason: null }],
-  ['refused', { shard: 0, snapshot: null, unavailableReason: 'tool "search" is offered by both "a" and "b"' }],
+const directory = new Map<string, RouteEntry<Snap>>([
+  ['core', { shard: 1, snapshot: { name: 'core-snapshot' }, unavailable: null }],
+  ['loading', { shard: 0, snapshot: null, unavailable: null }],
+  ['refused', { shard: 0, snapshot: null, unavailable: { code: 'TOOL_NAME_CONFLICT', message: 'tool "search" is offered by both "a" and "b"' } }],
 ]);
 const lookedUp: string[] = [];
-const lookup = (key: string): RouteLookup<Snap> | undefined => {
+const lookup = (key: string): RouteEntry<Snap> | undefined => {
   lookedUp.push(key);
   return directory.get(key);
 };
@@ -178,16 +178,28 @@ describe('gateMcpRequest', () => {
     });
   });
 
-  it('answers 503 with Retry-After for a route without a usable snapshot, with the reason', () => {
+  it('answers 503 with Retry-After for a route without a usable snapshot, with a reason code and no internal detail', () => {
     const loading = refusal(gate({ path: '/mcp/loading' }));
     expect(loading.status).toBe(503);
     expect(loading.label).toBe('unavailable');
     expect(loading.headers).toEqual([['retry-after', '7']]);
     expect(loading.message).toBe('route "loading" has no usable catalog: its catalog is still loading');
+    expect(JSON.parse(loading.text).error.data).toEqual({ reason: 'CATALOG_PENDING' });
     const refused = refusal(gate({ path: '/mcp/refused' }));
     expect(refused.status).toBe(503);
     expect(refused.headers).toEqual([['retry-after', '7']]);
-    expect(refused.message).toBe('route "refused" has no usable catalog: tool "search" is offered by both "a" and "b"');
+    expect(refused.message).toBe('route "refused" has no usable catalog: its catalog was refused or could not be loaded (TOOL_NAME_CONFLICT)');
+    expect(JSON.parse(refused.text).error.data).toEqual({ reason: 'TOOL_NAME_CONFLICT' });
+  });
+
+  it('puts the refusal detail into the 503 message only with server.exposeErrorDetails', () => {
+    const devPolicy = buildHttpPolicy({ ...DEFAULTS.server, host: '127.0.0.1', retryAfterSeconds: 7, exposeErrorDetails: true });
+    const result = gateMcpRequest(head({ path: '/mcp/refused' }), devPolicy, lookup);
+    expect(result.kind).toBe('reply');
+    const text = result.kind === 'reply' ? replyText(result.reply) : '';
+    expect(JSON.parse(text).error.message).toBe(
+      'route "refused" has no usable catalog: its catalog was refused or could not be loaded (TOOL_NAME_CONFLICT): tool "search" is offered by both "a" and "b"',
+    );
   });
 
   it('checks the request before reporting a missing snapshot', () => {

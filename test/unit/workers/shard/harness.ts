@@ -1,15 +1,33 @@
 /**
  * Shared set-up for the shard's tool-call tests: a real fixture Tool Service,
- * a route runtime built from its manifest through the real snapshot encoding,
- * and the real undici-based ToolServiceClient.
+ * a route installed from its manifest through the real snapshot encoding,
+ * the real ToolServiceClient, and the real path of a call in one thread —
+ * the acceptor's decision (`answerRequest`), the call frame, the shard's
+ * {@link CallExecutor}, the result frame, and the acceptor's envelope.
  */
 import { createServer } from 'node:net';
 import { validateManifest } from '../../../../src/shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../../../src/shared/catalog/merge.js';
-import { decodeSnapshot, encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
-import type { CallContext } from '../../../../src/shared/threads/frames.js';
-import { RouteRuntime } from '../../../../src/workers/shard/route-runtime.js';
-import { handleToolCall, type CallAnswer } from '../../../../src/workers/shard/tool-call.js';
+import { encodeSnapshot, snapshotListTemplate } from '../../../../src/shared/snapshot/layout.js';
+import { pino } from 'pino';
+import { assembleRpcAnswer } from '../../../../src/main/reply-writer.js';
+import type { CallRequest } from '../../../../src/shared/calls.js';
+import { ShardMetrics } from '../../../../src/shared/metrics.js';
+import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import { replyText } from '../../../../src/shared/protocol/reply.js';
+import {
+  RESULT_HEAD,
+  ResultKind,
+  resultFrameCallId,
+  resultFrameKind,
+  resultFrameOutcome,
+  resultFramePayloadLength,
+  resultFrameStatus,
+  writeCall,
+  type FrameSink,
+} from '../../../../src/shared/threads/call-frames.js';
+import { AcceptorLink, CallExecutor } from '../../../../src/workers/shard/call-executor.js';
+import { RouteTable } from '../../../../src/workers/shard/route-table.js';
 import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
 
@@ -31,9 +49,71 @@ export const SEARCH_SCHEMA = {
 
 export interface Harness {
   svc: FixtureToolService;
-  runtime: RouteRuntime;
+  routes: RouteTable;
   client: ToolServiceClient;
+  executor: CallExecutor;
+  /** Every upstream call the shard counted, in order. */
+  metrics: RecordingMetrics;
+  /** The acceptor's view of the route (its tools/list template). */
+  listTemplate: Uint8Array;
+  /** Result frames the shard wrote, as the acceptor link receives them. */
+  results: FrameCollector;
   close(): Promise<void>;
+}
+
+/** Shard metrics that also remember each upstream call's cause (what the metric label gets). */
+export class RecordingMetrics extends ShardMetrics {
+  readonly recorded: Array<{ serviceId: string; cause: string; callId: number }> = [];
+  current = 0;
+  override recordCall(route: string, service: string, cause: string): void {
+    this.recorded.push({ serviceId: service, cause, callId: this.current });
+    super.recordCall(route, service, cause);
+  }
+}
+
+/** One frame as the acceptor reads it. */
+export interface ResultFrame {
+  kind: number;
+  outcome: number;
+  status: number;
+  callId: number;
+  payload: Buffer;
+}
+
+/** A FrameSink that keeps a copy of every frame and wakes whoever waits for a call's final frame. */
+export class FrameCollector implements FrameSink {
+  buffer = Buffer.alloc(1 << 20);
+  readonly frames: ResultFrame[] = [];
+  private readonly waiters = new Map<number, (frame: ResultFrame) => void>();
+
+  reserve(length: number): number {
+    if (length > this.buffer.length) this.buffer = Buffer.alloc(length);
+    return 0;
+  }
+
+  commit(): void {
+    const b = this.buffer;
+    const len = resultFramePayloadLength(b, 0);
+    const frame: ResultFrame = {
+      kind: resultFrameKind(b, 0),
+      outcome: resultFrameOutcome(b, 0),
+      status: resultFrameStatus(b, 0),
+      callId: resultFrameCallId(b, 0),
+      payload: Buffer.from(b.subarray(RESULT_HEAD, RESULT_HEAD + len)),
+    };
+    this.frames.push(frame);
+    if (frame.kind === ResultKind.Result || frame.kind === ResultKind.Error) {
+      this.waiters.get(frame.callId)?.(frame);
+      this.waiters.delete(frame.callId);
+    }
+  }
+
+  /** The final frame of `callId` (already written, or the next one). */
+  final(callId: number): Promise<ResultFrame> {
+    const done = this.frames.find((f) => f.callId === callId && (f.kind === ResultKind.Result || f.kind === ResultKind.Error));
+    if (done !== undefined) return Promise.resolve(done);
+    return new Promise((resolve) => this.waiters.set(callId, resolve));
+  }
 }
 
 /** An origin on which nothing listens (a port that was just released). */
@@ -71,12 +151,20 @@ export async function startHarness(): Promise<Harness> {
     services.push({ serviceId: id, tools: result.tools });
   }
   const catalog = mergeRoute(ROUTE, services, { maxToolsPerRoute: 50, source: 'static' });
-  const runtime = new RouteRuntime(decodeSnapshot(encodeSnapshot(catalog)));
+  const snapshot = encodeSnapshot(catalog);
+  const routes = new RouteTable();
+  routes.install(ROUTE, snapshot);
   const client = new ToolServiceClient({ connectionsPerService: 4, maxResponseBytes: MAX_RESPONSE_BYTES });
+  const metrics = new RecordingMetrics();
+  const executor = new CallExecutor(routes, client, metrics, pino({ level: 'silent' }), 'info');
   return {
     svc,
-    runtime,
+    routes,
     client,
+    executor,
+    metrics,
+    listTemplate: Buffer.from(snapshotListTemplate(snapshot)),
+    results: new FrameCollector(),
     close: async () => {
       await client.close();
       await svc.close();
@@ -84,17 +172,67 @@ export async function startHarness(): Promise<Harness> {
   };
 }
 
+/** Request context headers, as the acceptor validated them. */
+export interface CallContext {
+  requestId: string;
+  sessionId: string;
+  traceparent: string;
+}
+
 export const noCtx: CallContext = { requestId: 'req-1', sessionId: '', traceparent: '' };
 
 export interface Called {
-  answer: CallAnswer;
+  /** HTTP status, the outcome byte (undefined when the acceptor answered without a hop) and the upstream call's cause, if one was made. */
+  answer: { status: number; outcome: number | undefined; upstream?: { serviceId: string; cause: string } };
   body: { jsonrpc: string; id: unknown; result?: { content: Array<{ type: string; text?: string }>; structuredContent?: unknown; isError?: boolean }; error?: { code: number; message: string } };
 }
 
-/** Sends one `tools/call` body through handleToolCall and parses the answer. */
-export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx): Promise<Called> {
-  const answer = await handleToolCall(bodyText, ROUTE, h.runtime, ctx, h.client);
-  return { answer, body: JSON.parse(answer.body) as Called['body'] };
+let nextCallId = 1;
+
+/**
+ * Sends one `tools/call` body the way the gateway does: the acceptor's
+ * decision, then (for a checked call) a call frame through the shard's
+ * executor, and the acceptor's envelope around the final result frame.
+ */
+export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx, routeKey = ROUTE): Promise<Called> {
+  const decision = answerRequest(Buffer.from(bodyText), { listTemplate: h.listTemplate });
+  if (decision.kind === 'reply') {
+    return { answer: { status: decision.reply.status, outcome: undefined }, body: JSON.parse(replyText(decision.reply)) as Called['body'] };
+  }
+  const request: CallRequest = {
+    routeKey,
+    toolName: decision.toolName,
+    argumentsJson: decision.argumentsJson,
+    requestId: ctx.requestId,
+    sessionId: ctx.sessionId,
+    traceparent: ctx.traceparent,
+    progressTokenJson: decision.progressTokenJson,
+    logLevel: decision.logLevel,
+    sse: false,
+  };
+  const callId = nextCallId++;
+  const frame = new FrameCollectorInput();
+  writeCall(frame, callId, request);
+  h.metrics.current = callId;
+  h.executor.onFrame(new AcceptorLink(0, h.results), frame.buffer, 0, frame.length);
+  const result = await h.results.final(callId);
+  const counted = h.metrics.recorded.filter((c) => c.callId === callId).at(-1);
+  const text = Buffer.from(assembleRpcAnswer(decision.idText, result.kind === ResultKind.Error, result.payload, false)).toString('utf8');
+  const answer: Called['answer'] = { status: result.status, outcome: result.outcome };
+  if (counted !== undefined) answer.upstream = { serviceId: counted.serviceId, cause: counted.cause };
+  return { answer, body: JSON.parse(text) as Called['body'] };
+}
+
+/** A one-frame sink for the call direction. */
+class FrameCollectorInput implements FrameSink {
+  buffer = Buffer.alloc(0);
+  length = 0;
+  reserve(length: number): number {
+    this.buffer = Buffer.alloc(length);
+    this.length = length;
+    return 0;
+  }
+  commit(): void {}
 }
 
 export function call(h: Harness, params: unknown, id: string | number = 1, ctx: CallContext = noCtx): Promise<Called> {

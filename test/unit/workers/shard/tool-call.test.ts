@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CallOutcome } from '../../../../src/shared/threads/frames.js';
-import { handleToolCall } from '../../../../src/workers/shard/tool-call.js';
-import { call, callRaw, errorText, noCtx, ROUTE, startHarness, type Harness } from './harness.js';
+import { CallOutcome } from '../../../../src/shared/calls.js';
+import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import { call, callRaw, errorText, ROUTE, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -16,29 +16,37 @@ beforeEach(() => {
   h.svc.requests.length = 0;
 });
 
-function expectRpcError(c: Awaited<ReturnType<typeof call>>, status: number, id: unknown, code: number, message?: string | RegExp): void {
+/** `viaShard`: the shard decided it (a result frame came back); else the acceptor answered before any hop. */
+function expectRpcError(c: Awaited<ReturnType<typeof call>>, status: number, id: unknown, code: number, message?: string | RegExp, viaShard = false): void {
   expect(c.answer.status).toBe(status);
-  expect(c.answer.outcome).toBe(CallOutcome.RpcError);
+  expect(c.answer.outcome).toBe(viaShard ? CallOutcome.RpcError : undefined);
   expect(c.answer.upstream).toBeUndefined();
   expect(c.body).toMatchObject({ jsonrpc: '2.0', id, error: { code } });
   if (typeof message === 'string') expect(c.body.error?.message).toBe(message);
   else if (message) expect(c.body.error?.message).toMatch(message);
 }
 
-describe('handleToolCall request checks', () => {
+describe('tools/call request checks (acceptor, before any hop)', () => {
   it('answers a body that is not JSON with -32700, HTTP 400', async () => {
     expectRpcError(await callRaw(h, '{"jsonrpc":'), 400, null, -32700, 'Parse error: the body is not valid JSON');
   });
 
   it('answers a body that is not a JSON-RPC request with -32600, HTTP 400', async () => {
-    for (const body of ['[]', '{"jsonrpc":"2.0","method":"tools/call"}', '{"jsonrpc":"1.0","id":1,"method":"tools/call"}']) {
-      expectRpcError(await callRaw(h, body), 400, null, -32600);
-    }
+    expectRpcError(await callRaw(h, '[]'), 400, null, -32600);
+    // The id of an invalid request is echoed when it is usable, so the client can match the error.
+    expectRpcError(await callRaw(h, '{"jsonrpc":"1.0","id":1,"method":"tools/call"}'), 400, 1, -32600);
+  });
+
+  it('accepts a tools/call without an id as a notification (202, nothing called)', async () => {
+    const decision = answerRequest(Buffer.from('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"run"}}'), { listTemplate: h.listTemplate });
+    expect(decision).toMatchObject({ kind: 'reply', outcome: 'accepted', reply: { status: 202, body: '' } });
+    expect(h.svc.requests).toHaveLength(0);
   });
 
   it('answers missing or non-object params with -32602', async () => {
-    for (const params of [undefined, null, [], 'run']) {
-      expectRpcError(await call(h, params, 5), 200, 5, -32602, 'Invalid params: tools/call needs params {name, arguments}');
+    expectRpcError(await call(h, undefined, 5), 200, 5, -32602, 'Invalid params: tools/call needs params {name, arguments}');
+    for (const params of [null, [], 'run']) {
+      expectRpcError(await call(h, params, 5), 200, 5, -32602, 'Invalid params: params must be an object');
     }
   });
 
@@ -56,26 +64,26 @@ describe('handleToolCall request checks', () => {
   });
 
   it('answers an unknown tool with -32602 naming it, also for a name with no active version', async () => {
-    expectRpcError(await call(h, { name: 'nope', arguments: {} }, 1), 200, 1, -32602, 'Unknown tool: "nope"');
-    expectRpcError(await call(h, { name: 'retired', arguments: {} }, 2), 200, 2, -32602, 'Unknown tool: "retired"');
+    expectRpcError(await call(h, { name: 'nope', arguments: {} }, 1), 200, 1, -32602, 'Unknown tool: "nope"', true);
+    expectRpcError(await call(h, { name: 'retired', arguments: {} }, 2), 200, 2, -32602, 'Unknown tool: "retired"', true);
     expect(h.svc.requests).toHaveLength(0);
   });
 
   it('refuses a name with two active versions with -32602 naming the versions, never picking one', async () => {
     const c = await call(h, { name: 'twin', arguments: {} }, 3);
-    expectRpcError(c, 200, 3, -32602, 'Tool "twin" is ambiguous: 2 active versions (1.0.0, 2.0.0); the catalog must mark exactly one active');
+    expectRpcError(c, 200, 3, -32602, 'Tool "twin" is ambiguous: 2 active versions (1.0.0, 2.0.0); the catalog must mark exactly one active', true);
     expect(h.svc.requests).toHaveLength(0);
   });
 
-  it('answers 503 when the shard has no runtime for the route', async () => {
-    const answer = await handleToolCall(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run' } }), 'gone', undefined, noCtx, h.client);
-    expect(answer.status).toBe(503);
-    expect(answer.outcome).toBe(CallOutcome.Rejected);
-    expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'route "gone" has no usable catalog on this shard' } });
+  it('answers 503 when the shard has no runtime for the route, in the request\'s envelope', async () => {
+    const c = await callRaw(h, JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run' } }), undefined, 'gone');
+    expect(c.answer.status).toBe(503);
+    expect(c.answer.outcome).toBe(CallOutcome.Rejected);
+    expect(c.body).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'route "gone" has no usable catalog on this shard' } });
   });
 });
 
-describe('handleToolCall argument validation (SEP-1303)', () => {
+describe('tools/call argument validation on the shard (SEP-1303)', () => {
   it('returns isError listing each violation with its JSON path, without calling the Tool Service', async () => {
     const c = await call(h, { name: 'search', arguments: { limit: 0, filters: { teams: ['hr', 7, 'ops', false] } } }, 8);
     expect(c.answer.status).toBe(200);
@@ -123,7 +131,7 @@ describe('handleToolCall argument validation (SEP-1303)', () => {
   });
 });
 
-describe('handleToolCall wire contract', () => {
+describe('tools/call wire contract', () => {
   it('POSTs {name, version, arguments} to the execution path', async () => {
     const args = { text: 'héllo ✓', n: [1, { deep: true }] };
     const c = await call(h, { name: 'run', arguments: args }, 'call-1');

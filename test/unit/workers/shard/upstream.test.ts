@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CallOutcome } from '../../../../src/shared/threads/frames.js';
-import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
+import { CallOutcome } from '../../../../src/shared/calls.js';
+import { ToolServiceClient, type UpstreamResult } from '../../../../src/workers/shard/upstream.js';
 import { call, errorText, MAX_RESPONSE_BYTES, SERVICE_ID, SLOW_TIMEOUT_MS, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -181,9 +181,11 @@ describe('ToolServiceClient lifecycle', () => {
     const client = new ToolServiceClient({ connectionsPerService: 1, maxResponseBytes: 1024 });
     await client.close();
     await client.close();
-    const tool = h.runtime.resolve('run');
-    if (tool.kind !== 'tool') throw new Error('run should resolve');
-    const r = await client.call({ tool: tool.tool, argumentsJson: '{}', routeKey: 'core', ctx: { requestId: 'r', sessionId: '', traceparent: '' } });
+    const tool = h.routes.get('core')?.resolve('run');
+    if (tool?.kind !== 'tool') throw new Error('run should resolve');
+    const r = await new Promise<UpstreamResult>((onDone) =>
+      client.call({ tool: tool.tool, argumentsJson: '{}', routeKey: 'core', requestId: 'r', sessionId: '', traceparent: '', onFrame: null, onStreamStart: null, onDone }),
+    );
     expect(r).toMatchObject({ isError: true, cause: 'unreachable' });
     expect(JSON.parse(r.json)).toEqual({ content: [{ type: 'text', text: 'gateway is shutting down; the tool was not called' }], isError: true });
     expect(h.svc.requests).toHaveLength(0);

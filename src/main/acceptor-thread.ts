@@ -1,0 +1,124 @@
+/**
+ * An extra acceptor thread (`workers.acceptors > 1`) as the main thread sees
+ * it: started on the port acceptor 0 bound, kept up to date by the
+ * {@link AcceptorFanout}, and restarted by a {@link Supervisor} when it dies —
+ * with fresh call channels to every shard (its clients' connections died
+ * with it; the shards abandon the calls they held for it).
+ */
+import { Worker, type MessagePort } from 'node:worker_threads';
+import type { GatewayConfig } from '../shared/config/schema.js';
+import type { MetricObjectJson } from '../shared/metrics-types.js';
+import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
+import type { AcceptorFanout } from './acceptor-fanout.js';
+import { ReplyWaiters } from './reply-waiters.js';
+import type { ShardThread } from './shard-thread.js';
+import { Supervisor, type SupervisorDeps } from './supervisor.js';
+import { transferList, type Topology } from './topology.js';
+
+/** What an acceptor thread asks of the main thread. */
+export interface AcceptorThreadHooks {
+  /** Prometheus text of the whole process (a scrape arrived on this thread). */
+  collectMetrics(): Promise<string>;
+  /** A `notifications/cancelled` this thread could not match: offer it to the others. */
+  relayCancel(from: AcceptorThread, routeKey: string, sessionId: string, idText: string): void;
+}
+
+/** One supervised extra acceptor thread. */
+export class AcceptorThread {
+  private readonly supervisor: Supervisor;
+  private readonly scrapes = new ReplyWaiters<MetricObjectJson[]>();
+  private started = false;
+  private listening: { resolve(): void; reject(err: Error): void } | null = null;
+
+  constructor(
+    readonly index: number,
+    config: GatewayConfig,
+    port: number,
+    topology: Topology,
+    shards: readonly ShardThread[],
+    private readonly fanout: AcceptorFanout,
+    deps: SupervisorDeps,
+    private readonly hooks: AcceptorThreadHooks,
+  ) {
+    this.supervisor = new Supervisor(
+      {
+        kind: 'acceptor',
+        index,
+        spawn: () => {
+          if (this.started) {
+            // Fresh channels: shards drop the calls of the dead thread and take the new ends.
+            topology.rewireAcceptor(index);
+            for (const shard of shards) shard.replaceAcceptor(index, topology);
+          }
+          this.started = true;
+          const channels = topology.acceptorEnds(index);
+          const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, channels, port };
+          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: transferList(channels) });
+          worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
+          worker.on('exit', () => this.fanout.removeWorker(worker));
+          this.fanout.addWorker(worker);
+          return worker;
+        },
+      },
+      deps,
+    );
+  }
+
+  /** Starts the thread; resolves once it listens. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.listening = { resolve, reject };
+      this.supervisor.start();
+    });
+  }
+
+  /** Sends a control message. */
+  post(msg: MainToAcceptor, transfer: readonly MessagePort[] = []): void {
+    this.supervisor.current?.postMessage(msg, transfer);
+  }
+
+  /** This thread's metrics (empty after a timeout or while restarting). */
+  scrape(timeoutMs: number): Promise<MetricObjectJson[]> {
+    if (this.supervisor.current === null) return Promise.resolve([]);
+    const { id, promise } = this.scrapes.create(timeoutMs, []);
+    this.post({ type: 'metrics-collect', requestId: id });
+    return promise;
+  }
+
+  /** Kills the thread as a crash would (drills and tests). */
+  kill(): Promise<void> {
+    return this.supervisor.kill();
+  }
+
+  /** Closes the listener, waits up to `graceMs` for in-flight calls, exits. */
+  stop(graceMs: number): Promise<void> {
+    return this.supervisor.stop({ type: 'close', graceMs } satisfies MainToAcceptor, graceMs + 5_000);
+  }
+
+  private onMessage(worker: Worker, msg: AcceptorToMain): void {
+    switch (msg.type) {
+      case 'listening':
+        this.listening?.resolve();
+        this.listening = null;
+        break;
+      case 'listen-failed':
+        this.listening?.reject(new Error(`acceptor ${msg.acceptorIndex}: ${msg.message}`));
+        this.listening = null;
+        break;
+      case 'metrics-request':
+        void this.hooks.collectMetrics().then(
+          (text) => worker.postMessage({ type: 'metrics-result', requestId: msg.requestId, text } satisfies MainToAcceptor),
+          () => undefined,
+        );
+        break;
+      case 'metrics':
+        this.scrapes.settle(msg.requestId, msg.metrics);
+        break;
+      case 'cancel':
+        this.hooks.relayCancel(this, msg.routeKey, msg.sessionId, msg.idText);
+        break;
+      case 'closed':
+        break;
+    }
+  }
+}

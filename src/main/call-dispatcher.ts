@@ -1,0 +1,288 @@
+/**
+ * The acceptor's side of `tools/call`: hands each checked call to its
+ * route's shard as a frame, and turns the shard's answer frames into HTTP
+ * answers. The acceptor owns the JSON-RPC envelope: every final frame —
+ * result, tool error, JSON-RPC error, crash — is wrapped here with the id
+ * text the request arrived with, and so is the answer to a call whose shard
+ * died. One path, one envelope writer.
+ *
+ * In-flight calls live in a slot table (no per-call Map or Set): a call id
+ * is `generation << CALL_SLOT_BITS | slot`, so a frame for a slot that was
+ * released (client gone, cancelled) and reused is recognised and dropped.
+ * Calls per shard are bounded (`workers.maxPendingCallsPerShard`); a full
+ * shard and a shard that is down are refused with distinct 503s.
+ *
+ * A call whose client accepts SSE may receive streamed events before its
+ * final answer: the first (or a stream-start frame) turns the answer into a
+ * `text/event-stream`, heartbeats keep it alive, the final answer ends it.
+ */
+import assert from 'node:assert';
+import { callOutcomeLabel } from '../shared/calls.js';
+import { JsonRpcErrorCode } from '../shared/errors.js';
+import {
+  CALL_SLOT_BITS,
+  CALL_SLOT_MASK,
+  RESULT_HEAD,
+  ResultKind,
+  resultFrameCallId,
+  resultFrameKind,
+  resultFrameOutcome,
+  resultFramePayloadLength,
+  resultFrameStatus,
+  writeCall,
+  writeCancel,
+} from '../shared/threads/call-frames.js';
+import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { PortFrameReader, PortFrameWriter } from '../shared/threads/port-frames.js';
+import type { McpRequest } from './mcp-request.js';
+import { assembleRpcAnswer, assembleSseEvent } from './reply-writer.js';
+
+/** Why a call was not handed to its shard. */
+export type DispatchRefusal = 'full' | 'down';
+
+/** Called once per dispatched call when its answer was written (or dropped: client gone, cancelled). */
+export type CallDone = (req: McpRequest, outcome: string) => void;
+
+const SSE_HEARTBEAT = Buffer.from(': keep-alive\n\n');
+const SHARD_LOST = Buffer.from(
+  JSON.stringify({ code: JsonRpcErrorCode.InternalError, message: 'Internal error: the worker running this call stopped; whether the tool ran is unknown' }),
+);
+const MAX_SLOTS = 1 << CALL_SLOT_BITS;
+
+/** This acceptor's end of the call channel with one shard. */
+class ShardLink {
+  readonly writer: PortFrameWriter;
+  readonly reader: PortFrameReader;
+  /** False from the shard's death until its replacement's channel arrives. */
+  up = true;
+  inFlight = 0;
+
+  constructor(
+    readonly end: CallChannelEnd,
+    onFrame: (buf: Buffer, offset: number, length: number) => void,
+  ) {
+    this.writer = new PortFrameWriter(end.port);
+    this.reader = new PortFrameReader(end.port, onFrame);
+  }
+
+  close(): void {
+    this.reader.close();
+    this.writer.close();
+    this.end.port.close();
+  }
+}
+
+/** Routes `tools/call` requests of one acceptor thread to the shards. */
+export class CallDispatcher {
+  private readonly links: ShardLink[];
+  private readonly slots: Array<McpRequest | undefined> = [];
+  private readonly generations: number[] = [];
+  private readonly freeSlots: number[] = [];
+  /** In-flight calls by id text, chained through `nextSameId`: what `notifications/cancelled` can name. */
+  private readonly byIdText = new Map<string, McpRequest>();
+  private inFlightCalls = 0;
+  private readonly maxSlots: number;
+
+  constructor(
+    channels: readonly CallChannelEnd[],
+    private readonly maxInFlightPerShard: number,
+    private readonly heartbeatMs: number,
+    private readonly retryAfterSeconds: number,
+    private readonly onDone: CallDone,
+  ) {
+    this.maxSlots = Math.min(MAX_SLOTS, channels.length * maxInFlightPerShard);
+    this.links = channels.map((end) => this.link(end));
+  }
+
+  private link(end: CallChannelEnd): ShardLink {
+    return new ShardLink(end, (buf, offset, length) => this.onFrame(buf, offset, length));
+  }
+
+  /** Calls waiting for a shard's answer. */
+  get inFlight(): number {
+    return this.inFlightCalls;
+  }
+
+  /** Hands a checked call to `shard`; a refusal is answered by the caller (it has the request's id). */
+  dispatch(shard: number, req: McpRequest): DispatchRefusal | null {
+    const link = this.links[shard];
+    if (link === undefined || !link.up) return 'down';
+    if (link.inFlight >= this.maxInFlightPerShard) return 'full';
+    const slot = this.freeSlots.pop() ?? (this.slots.length < this.maxSlots ? this.slots.length : -1);
+    if (slot < 0) return 'full';
+    const generation = ((this.generations[slot] ?? 0) + 1) & (2 ** (32 - CALL_SLOT_BITS) - 1);
+    const callId = ((generation << CALL_SLOT_BITS) | slot) >>> 0;
+    req.callId = callId;
+    req.shard = shard;
+    if (!writeCall(link.writer, callId, req)) {
+      this.freeSlots.push(slot);
+      return 'full';
+    }
+    this.generations[slot] = generation;
+    this.slots[slot] = req;
+    req.state = 'calling';
+    link.inFlight++;
+    this.inFlightCalls++;
+    const sameId = this.byIdText.get(req.idText);
+    req.nextSameId = sameId ?? null;
+    this.byIdText.set(req.idText, req);
+    return null;
+  }
+
+  /** The client disconnected: nothing can be written any more; the shard aborts the upstream call. */
+  abandon(req: McpRequest): void {
+    if (this.release(req)) {
+      this.sendCancel(req);
+      this.onDone(req, 'aborted');
+    }
+  }
+
+  /**
+   * `notifications/cancelled` for `idText` on `routeKey` + `sessionId`:
+   * cancels the call when exactly one in-flight call of this thread matches
+   * (ids are only unique per client, and a stateless server cannot tell two
+   * sessionless clients apart, so an ambiguous cancel is ignored). Returns
+   * true when a call was cancelled.
+   */
+  cancel(routeKey: string, sessionId: string, idText: string): boolean {
+    let match: McpRequest | null = null;
+    for (let r = this.byIdText.get(idText) ?? null; r !== null; r = r.nextSameId) {
+      if (r.routeKey !== routeKey || r.sessionId !== sessionId) continue;
+      if (match !== null) return false;
+      match = r;
+    }
+    if (match === null || !this.release(match)) return false;
+    this.sendCancel(match);
+    const res = match.res;
+    if (res !== null && !match.aborted) {
+      // Nothing more is sent for a cancelled request: a stream ends without its response; a plain JSON answer cannot, so the connection closes.
+      const streaming = match.streaming;
+      res.cork(() => {
+        if (streaming) res.end();
+        else res.close();
+      });
+    }
+    this.onDone(match, 'cancelled');
+    return true;
+  }
+
+  /**
+   * The shard died: every call it held is answered with an internal error
+   * (its outcome is unknown, so it is not retried for the client), and new
+   * calls are refused until {@link shardReplaced}.
+   */
+  shardDown(shard: number): void {
+    const link = this.links[shard];
+    if (link === undefined || !link.up) return;
+    link.up = false;
+    for (const req of this.slots) {
+      if (req === undefined || req.state !== 'calling' || req.shard !== shard) continue;
+      this.finish(req, true, SHARD_LOST, 200, 'shard_lost');
+    }
+  }
+
+  /** The restarted shard's channel. */
+  shardReplaced(shard: number, end: CallChannelEnd): void {
+    const old = this.links[shard];
+    if (old === undefined) return;
+    old.close();
+    this.links[shard] = this.link(end);
+  }
+
+  /** Closes every link (the acceptor is closing). */
+  close(): void {
+    for (const link of this.links) link.close();
+  }
+
+  private onFrame(buf: Buffer, offset: number, length: number): void {
+    assert(length >= RESULT_HEAD, 'result frame shorter than its header');
+    const callId = resultFrameCallId(buf, offset);
+    const req = this.slots[callId & CALL_SLOT_MASK];
+    if (req === undefined || req.callId !== callId || req.state !== 'calling') return; // released: client gone or cancelled
+    const kind = resultFrameKind(buf, offset);
+    const start = offset + RESULT_HEAD;
+    const payload = buf.subarray(start, start + resultFramePayloadLength(buf, offset));
+    if (kind === ResultKind.Event || kind === ResultKind.StreamStart) {
+      this.streamEvent(req, kind === ResultKind.Event ? payload : null);
+      return;
+    }
+    this.finish(req, kind === ResultKind.Error, payload, resultFrameStatus(buf, offset), callOutcomeLabel(resultFrameOutcome(buf, offset)));
+  }
+
+  /** Writes the final answer in the request's envelope and releases the call. */
+  private finish(req: McpRequest, isError: boolean, payload: Uint8Array, status: number, outcome: string): void {
+    if (!this.release(req)) return;
+    const res = req.res;
+    if (res !== null && !req.aborted) {
+      req.stagedBody = assembleRpcAnswer(req.idText, isError, payload, req.streaming);
+      req.stagedStatus = status;
+      req.stagedRetryAfter = status === 503 ? String(this.retryAfterSeconds) : null;
+      req.stagedEnd = true;
+      res.cork(req.writeStaged);
+    }
+    this.onDone(req, outcome);
+  }
+
+  private streamEvent(req: McpRequest, message: Uint8Array | null): void {
+    const res = req.res;
+    if (res === null || req.aborted) return;
+    if (!req.streaming) {
+      req.streaming = true;
+      res.cork(() => {
+        res.writeStatus('200 OK');
+        res.writeHeader('content-type', 'text/event-stream');
+        res.writeHeader('cache-control', 'no-cache');
+      });
+      if (this.heartbeatMs > 0) {
+        req.heartbeat = setInterval(() => {
+          if (!req.aborted && req.state === 'calling') res.cork(() => res.write(SSE_HEARTBEAT));
+        }, this.heartbeatMs);
+      }
+    }
+    // A stream-start frame only opens the stream (the Tool Service started streaming; nothing to forward yet).
+    if (message === null) return;
+    req.stagedBody = assembleSseEvent(message);
+    req.stagedEnd = false;
+    res.cork(req.writeStaged);
+  }
+
+  /** Frees the call's slot; false when it was already released. */
+  private release(req: McpRequest): boolean {
+    if (req.state !== 'calling') return false;
+    const slot = req.callId & CALL_SLOT_MASK;
+    assert(this.slots[slot] === req, 'a calling request owns its slot');
+    this.slots[slot] = undefined;
+    this.freeSlots.push(slot);
+    const link = this.links[req.shard];
+    if (link !== undefined) link.inFlight--;
+    this.inFlightCalls--;
+    this.unindex(req);
+    if (req.heartbeat !== null) {
+      clearInterval(req.heartbeat);
+      req.heartbeat = null;
+    }
+    req.state = 'answered'; // the owner returns it to the pool in onDone
+    return true;
+  }
+
+  private unindex(req: McpRequest): void {
+    const head = this.byIdText.get(req.idText);
+    if (head === req) {
+      if (req.nextSameId === null) this.byIdText.delete(req.idText);
+      else this.byIdText.set(req.idText, req.nextSameId);
+    } else {
+      for (let r = head ?? null; r !== null; r = r.nextSameId) {
+        if (r.nextSameId === req) {
+          r.nextSameId = req.nextSameId;
+          break;
+        }
+      }
+    }
+    req.nextSameId = null;
+  }
+
+  private sendCancel(req: McpRequest): void {
+    const link = this.links[req.shard];
+    if (link !== undefined && link.up) writeCancel(link.writer, req.callId);
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * One MCP request on an acceptor thread, from its headers to its answer.
+ * Pooled ({@link RequestPool}): the object, its body buffer and its uWS
+ * handlers (bound once per object) are reused, so a request costs no
+ * closures, no per-request Maps and no body buffer allocation below
+ * {@link POOLED_BODY_BYTES}. For a `tools/call` it is also the call's entry
+ * in the dispatcher's slot table (`call-dispatcher.ts`).
+ *
+ * States: `free` (in the pool) → `reading` (body arriving) → `calling`
+ * (waiting for its shard) → `answered` → `free`. An answer that needs no
+ * shard goes from `reading` straight back to `free`.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import type { CallRequest } from '../shared/calls.js';
+import { statusLine } from '../shared/protocol/reply.js';
+import type { AcceptorSnapshot } from './route-directory.js';
+
+/** Bodies up to this size reuse the pooled object's buffer; larger ones get their own. */
+const POOLED_BODY_BYTES = 16 * 1024;
+
+/** What the owner of the pool does with a request's events. */
+export interface RequestSink {
+  /** The whole body arrived (`body` valid until the request is released). */
+  onBody(req: McpRequest, body: Buffer): void;
+  /** The body passed `server.maxBodyBytes` while arriving. */
+  onBodyTooLarge(req: McpRequest): void;
+  /** The client disconnected. */
+  onAborted(req: McpRequest): void;
+}
+
+/** One pooled request. Fields are reset by {@link McpRequest.begin}. */
+export class McpRequest implements CallRequest {
+  state: 'free' | 'reading' | 'calling' | 'answered' = 'free';
+  res: HttpResponse | null = null;
+  aborted = false;
+  startedAt = 0;
+  snapshot: AcceptorSnapshot | null = null;
+  shard = 0;
+  // CallRequest: what a tools/call hands its shard.
+  routeKey = '';
+  toolName = '';
+  argumentsJson = '';
+  requestId = '';
+  sessionId = '';
+  traceparent = '';
+  progressTokenJson = '';
+  logLevel = -1;
+  sse = false;
+  // The call, while `calling`.
+  callId = 0;
+  /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */
+  idText = '';
+  /** SSE headers were sent. */
+  streaming = false;
+  heartbeat: NodeJS.Timeout | null = null;
+  /** Next in-flight call with the same `idText` (the dispatcher's cancel index). */
+  nextSameId: McpRequest | null = null;
+  // The answer staged for `writeStaged`, written inside `res.cork`.
+  stagedStatus = 200;
+  stagedRetryAfter: string | null = null;
+  stagedBody: Uint8Array | null = null;
+  stagedEnd = true;
+
+  private body: Buffer = Buffer.allocUnsafe(POOLED_BODY_BYTES);
+  private bodyBuf: Buffer = this.body;
+  private size = 0;
+  private limit = 0;
+  private tooLarge = false;
+
+  constructor(private readonly sink: RequestSink) {}
+
+  /** Starts reading a request: attach the handlers synchronously (uWS rules). */
+  begin(res: HttpResponse, contentLength: number, limit: number): void {
+    this.state = 'reading';
+    this.res = res;
+    this.aborted = false;
+    this.size = 0;
+    this.limit = limit;
+    this.tooLarge = false;
+    this.streaming = false;
+    this.callId = 0;
+    this.bodyBuf = contentLength > POOLED_BODY_BYTES && contentLength <= limit ? Buffer.allocUnsafe(contentLength) : this.body;
+    res.onAborted(this.handleAborted);
+    res.onData(this.handleData);
+  }
+
+  /** Back to the pool's state; the pool owner calls this. */
+  reset(): void {
+    this.state = 'free';
+    this.res = null;
+    this.snapshot = null;
+    this.argumentsJson = '';
+    this.stagedBody = null;
+    this.nextSameId = null;
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    if (this.bodyBuf !== this.body) this.bodyBuf = this.body;
+  }
+
+  /** Writes the staged answer; passed to `res.cork` (bound once). */
+  readonly writeStaged = (): void => {
+    const res = this.res;
+    const body = this.stagedBody;
+    if (res === null || body === null) return;
+    if (this.streaming) {
+      if (this.stagedEnd) res.end(body);
+      else res.write(body);
+      return;
+    }
+    res.writeStatus(statusLine(this.stagedStatus));
+    res.writeHeader('content-type', 'application/json');
+    if (this.stagedRetryAfter !== null) res.writeHeader('retry-after', this.stagedRetryAfter);
+    res.end(body);
+  };
+
+  private readonly handleAborted = (): void => {
+    this.aborted = true;
+    this.sink.onAborted(this);
+  };
+
+  /**
+   * Enforces the limit while reading, so a missing or lying Content-Length
+   * cannot bypass it. Chunks are copied: uWS reuses their memory.
+   */
+  private readonly handleData = (chunk: ArrayBuffer, isLast: boolean): void => {
+    if (this.tooLarge || this.state !== 'reading') return;
+    const n = chunk.byteLength;
+    if (this.size + n > this.limit) {
+      this.tooLarge = true;
+      this.sink.onBodyTooLarge(this);
+      return;
+    }
+    if (this.size + n > this.bodyBuf.length) {
+      const next = Buffer.allocUnsafe(Math.min(this.limit, Math.max(2 * this.bodyBuf.length, this.size + n)));
+      this.bodyBuf.copy(next, 0, 0, this.size);
+      this.bodyBuf = next;
+    }
+    this.bodyBuf.set(new Uint8Array(chunk), this.size);
+    this.size += n;
+    if (isLast) this.sink.onBody(this, this.bodyBuf.subarray(0, this.size));
+  };
+}
+
+/** Free requests of one acceptor thread; grows to the high-water mark of concurrent requests. */
+export class RequestPool {
+  private readonly free: McpRequest[] = [];
+
+  constructor(private readonly sink: RequestSink) {}
+
+  acquire(): McpRequest {
+    return this.free.pop() ?? new McpRequest(this.sink);
+  }
+
+  release(req: McpRequest): void {
+    if (req.state === 'free') return;
+    req.reset();
+    this.free.push(req);
+  }
+}

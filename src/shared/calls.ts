@@ -1,0 +1,54 @@
+/**
+ * The domain vocabulary of a `tools/call` as it crosses from an acceptor to a
+ * shard and back: how a call ended (for metrics and the HTTP status), and the
+ * context that travels with it. Transport-neutral: the byte layout lives in
+ * `threads/call-frames.ts`.
+ */
+
+/** How a call ended; the numeric value travels in result frames, the label goes to metrics. */
+export const CallOutcome = {
+  /** The Tool Service answered a result. */
+  Ok: 0,
+  /** A result with `isError: true` (Tool Service failure, invalid arguments, …). */
+  ToolError: 1,
+  /** A JSON-RPC error (unknown tool, ambiguous tool, …). */
+  RpcError: 2,
+  /** The route has no runtime on the shard (removed or not installed yet). */
+  Rejected: 3,
+  /** A bug inside the shard: answered `-32603`, logged. */
+  Internal: 4,
+} as const;
+export type CallOutcome = (typeof CallOutcome)[keyof typeof CallOutcome];
+
+/** Metric label of each {@link CallOutcome}, indexed by its value. */
+export const CALL_OUTCOME_LABEL: readonly string[] = ['ok', 'tool_error', 'rpc_error', 'rejected', 'internal'];
+
+/** Label of an outcome number read from a frame (an unknown value is a bug, reported as such). */
+export function callOutcomeLabel(outcome: number): string {
+  return CALL_OUTCOME_LABEL[outcome] ?? 'internal';
+}
+
+/**
+ * What the acceptor hands a shard for one `tools/call`, already checked:
+ * the envelope and `params` were validated on the acceptor, the context
+ * headers were validated at the edge (invalid ones dropped), `argumentsJson`
+ * is the JSON text of an object.
+ */
+export interface CallRequest {
+  routeKey: string;
+  toolName: string;
+  /** JSON text of `params.arguments` (an object; `{}` when absent). */
+  argumentsJson: string;
+  /** `x-request-id` sent to the Tool Service (the client's, when valid, else generated). */
+  requestId: string;
+  /** The client's `Mcp-Session-Id` (correlation only), `''` when absent. */
+  sessionId: string;
+  /** W3C `traceparent`, `''` when absent. */
+  traceparent: string;
+  /** JSON text of `params._meta.progressToken`, `''` when absent. */
+  progressTokenJson: string;
+  /** Index into `MCP_LOG_LEVELS` of `_meta["io.modelcontextprotocol/logLevel"]`, or -1 (use the default). */
+  logLevel: number;
+  /** The client accepts `text/event-stream`: progress and log frames may be streamed. */
+  sse: boolean;
+}

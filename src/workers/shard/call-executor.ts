@@ -1,0 +1,177 @@
+/**
+ * Executes the `tools/call` frames an acceptor hands this shard. Each call
+ * lives in a pooled {@link ShardCall} (no per-call closure, promise or map
+ * entry): it is found again through its acceptor link's slot table, indexed
+ * by the low bits of the call id. Every outcome — result, tool error, JSON-RPC
+ * error, crash — leaves as exactly one final frame on the same link, after
+ * any streamed events of that call; a cancelled call sends nothing more.
+ */
+import type { Logger } from '../../shared/log.js';
+import { CallOutcome, type CallRequest } from '../../shared/calls.js';
+import type { CatalogTool } from '../../shared/catalog/types.js';
+import { JsonRpcErrorCode } from '../../shared/errors.js';
+import type { ShardMetrics } from '../../shared/metrics.js';
+import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
+import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
+import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
+import type { RouteTable } from './route-table.js';
+import { prepareCall } from './tool-call.js';
+import type { ToolServiceClient, UpstreamCall, UpstreamResult } from './upstream.js';
+
+/** This shard's end of the channel pair with one acceptor thread. */
+export class AcceptorLink {
+  /** In-flight calls by acceptor slot index (dense: acceptors reuse low slots first). */
+  readonly inflight: Array<ShardCall | undefined> = [];
+
+  constructor(
+    readonly index: number,
+    public sink: FrameSink,
+  ) {}
+}
+
+/** One call on this shard. Pooled: every field is reset when a call starts. */
+class ShardCall implements UpstreamCall, CallRequest {
+  routeKey = '';
+  toolName = '';
+  argumentsJson = '';
+  requestId = '';
+  sessionId = '';
+  traceparent = '';
+  progressTokenJson = '';
+  logLevel = -1;
+  sse = false;
+  /** Set before the upstream call; a stale reference between calls is harmless (never read). */
+  tool!: CatalogTool;
+  onFrame: ((frame: StreamFrame) => void) | null = null;
+  onStreamStart: (() => void) | null = null;
+  callId = 0;
+  link: AcceptorLink | null = null;
+  /** Set by a cancel frame: the acceptor already finished its side, nothing more is sent. */
+  cancelled = false;
+  minLevel: McpLogLevel = 'info';
+  lastProgress = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly executor: CallExecutor) {}
+
+  /** NDJSON progress/log frame → notification event (contract v0.3 rules), bound once per pooled object. */
+  readonly forwardFrame = (frame: StreamFrame): void => this.executor.forward(this, frame);
+  readonly startStream = (): void => this.executor.event(this, ResultKind.StreamStart, '');
+
+  onDone(result: UpstreamResult): void {
+    this.executor.finish(this, result);
+  }
+}
+
+/** Runs calls for every acceptor link of this shard. */
+export class CallExecutor {
+  private readonly pool: ShardCall[] = [];
+
+  constructor(
+    private readonly routes: RouteTable,
+    private readonly client: ToolServiceClient,
+    private readonly metrics: ShardMetrics,
+    private readonly log: Logger,
+    private readonly defaultLogLevel: McpLogLevel,
+  ) {}
+
+  /** Handles one frame that `link`'s acceptor sent (a view valid only during this call). */
+  onFrame(link: AcceptorLink, buf: Buffer, offset: number, length: number): void {
+    const callId = callFrameId(buf, offset);
+    if (callFrameKind(buf, offset) === CallKind.Cancel) {
+      const call = link.inflight[callId & CALL_SLOT_MASK];
+      if (call !== undefined && call.callId === callId && !call.cancelled) {
+        call.cancelled = true;
+        this.client.cancel(call);
+      }
+      return;
+    }
+    const call = this.pool.pop() ?? new ShardCall(this);
+    readCall(buf, offset, length, call);
+    call.callId = callId;
+    call.link = link;
+    call.cancelled = false;
+    link.inflight[callId & CALL_SLOT_MASK] = call;
+    try {
+      this.start(call);
+    } catch (err) {
+      this.log.error({ requestId: call.requestId, route: call.routeKey, err }, 'tool call crashed in the shard');
+      this.answer(call, ResultKind.Error, CallOutcome.Internal, 200, INTERNAL_ERROR);
+    }
+  }
+
+  /** Fails every call of a link whose acceptor thread is gone (its clients cannot be answered): aborts them upstream. */
+  dropLink(link: AcceptorLink): void {
+    for (const call of link.inflight) {
+      if (call === undefined || call.cancelled) continue;
+      call.cancelled = true;
+      this.client.cancel(call);
+    }
+  }
+
+  private start(call: ShardCall): void {
+    const prepared = prepareCall(this.routes.get(call.routeKey), call);
+    if (prepared.kind !== 'tool') {
+      this.answer(call, prepared.kind, prepared.outcome, prepared.status, prepared.payload);
+      return;
+    }
+    call.tool = prepared.tool;
+    if (call.sse) {
+      call.onFrame = call.forwardFrame;
+      call.onStreamStart = call.startStream;
+      call.minLevel = MCP_LOG_LEVELS[call.logLevel] ?? this.defaultLogLevel;
+      call.lastProgress = Number.NEGATIVE_INFINITY;
+    } else {
+      call.onFrame = null;
+      call.onStreamStart = null;
+    }
+    this.client.call(call);
+  }
+
+  /** The upstream call ended. */
+  finish(call: ShardCall, result: UpstreamResult): void {
+    const service = call.tool.serviceId;
+    this.metrics.recordCall(call.routeKey, service, result.cause);
+    if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
+      this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
+    }
+    this.answer(call, ResultKind.Result, result.isError ? CallOutcome.ToolError : CallOutcome.Ok, 200, result.json);
+  }
+
+  /** Sends one streamed event of a live call. */
+  event(call: ShardCall, kind: ResultKind, payload: string): void {
+    if (call.cancelled || call.link === null) return;
+    writeResult(call.link.sink, kind, call.callId, 0, 0, payload);
+  }
+
+  /**
+   * Contract v0.3 forwarding: progress only with a progress token and only
+   * strictly increasing; log frames at or above the request's level.
+   */
+  forward(call: ShardCall, frame: StreamFrame): void {
+    if (frame.type === 'progress') {
+      if (call.progressTokenJson === '' || !(frame.progress > call.lastProgress)) return;
+      call.lastProgress = frame.progress;
+      this.event(call, ResultKind.Event, progressNotification(call.progressTokenJson, frame));
+      return;
+    }
+    const json = logNotification(frame, call.minLevel);
+    if (json !== null) this.event(call, ResultKind.Event, json);
+  }
+
+  /** Writes the final frame (unless cancelled) and returns the call to the pool. */
+  private answer(call: ShardCall, kind: ResultKind, outcome: CallOutcome, status: number, payload: string): void {
+    const link = call.link;
+    if (link !== null) {
+      if (!call.cancelled) writeResult(link.sink, kind, call.callId, outcome, status, payload);
+      const slot = call.callId & CALL_SLOT_MASK;
+      if (link.inflight[slot] === call) link.inflight[slot] = undefined;
+    }
+    call.link = null;
+    call.onFrame = null;
+    call.onStreamStart = null;
+    call.argumentsJson = '';
+    this.pool.push(call);
+  }
+}
+
+const INTERNAL_ERROR = JSON.stringify({ code: JsonRpcErrorCode.InternalError, message: 'Internal error: the call failed inside the gateway; the Tool Service was not called' });

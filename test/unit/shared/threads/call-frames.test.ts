@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { CallRequest } from '../../../../src/shared/calls.js';
+import {
+  CallKind,
+  callFrameId,
+  callFrameKind,
+  readCall,
+  RESULT_HEAD,
+  ResultKind,
+  resultFrameCallId,
+  resultFrameKind,
+  resultFrameOutcome,
+  resultFramePayloadLength,
+  resultFrameStatus,
+  writeCall,
+  writeCancel,
+  writeResult,
+  type FrameSink,
+} from '../../../../src/shared/threads/call-frames.js';
+
+/** Frames laid end to end in one buffer, as a ring or a batch holds them. */
+class Sink implements FrameSink {
+  buffer = Buffer.alloc(1 << 16, 0xee);
+  frames: Array<{ offset: number; length: number }> = [];
+  refuse = false;
+  private at = 0;
+  private reserved = 0;
+  reserve(length: number): number {
+    if (this.refuse) return -1;
+    this.reserved = length;
+    return this.at;
+  }
+  commit(): void {
+    this.frames.push({ offset: this.at, length: this.reserved });
+    this.at += this.reserved;
+  }
+}
+
+const request = (over: Partial<CallRequest> = {}): CallRequest => ({
+  routeKey: 'core',
+  toolName: 'employee_search',
+  argumentsJson: '{"query":"김","n":[1,2]}',
+  requestId: 'req-1',
+  sessionId: 'sess-9',
+  traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  progressTokenJson: '"tok-✓"',
+  logLevel: 3,
+  sse: true,
+  ...over,
+});
+
+const blank = (): CallRequest => request({ routeKey: '', toolName: '', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: 7, sse: false });
+
+describe('call frames', () => {
+  it('round-trips every field of a call, UTF-8 included, between other frames', () => {
+    const sink = new Sink();
+    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' })];
+    writeCancel(sink, 99);
+    cases.forEach((c, i) => expect(writeCall(sink, 1000 + i, c)).toBe(true));
+    writeCancel(sink, 7);
+    expect(sink.frames).toHaveLength(cases.length + 2);
+    const [first, ...rest] = sink.frames;
+    expect(callFrameKind(sink.buffer, first?.offset ?? -1)).toBe(CallKind.Cancel);
+    expect(callFrameId(sink.buffer, first?.offset ?? -1)).toBe(99);
+    cases.forEach((c, i) => {
+      const f = rest[i] as { offset: number; length: number };
+      expect(callFrameKind(sink.buffer, f.offset)).toBe(CallKind.Call);
+      expect(callFrameId(sink.buffer, f.offset)).toBe(1000 + i);
+      const into = blank();
+      readCall(sink.buffer, f.offset, f.length, into);
+      expect(into).toEqual(c);
+    });
+    const last = rest.at(-1) as { offset: number };
+    expect(callFrameKind(sink.buffer, last.offset)).toBe(CallKind.Cancel);
+    expect(callFrameId(sink.buffer, last.offset)).toBe(7);
+  });
+
+  it('writes nothing when the sink refuses the frame', () => {
+    const sink = new Sink();
+    sink.refuse = true;
+    expect(writeCall(sink, 1, request())).toBe(false);
+    expect(writeCancel(sink, 1)).toBe(false);
+    expect(writeResult(sink, ResultKind.Result, 1, 0, 200, '{}')).toBe(false);
+    expect(sink.frames).toHaveLength(0);
+  });
+
+  it('refuses to decode a call frame whose fields overrun it', () => {
+    const sink = new Sink();
+    writeCall(sink, 1, request());
+    const f = sink.frames[0] as { offset: number; length: number };
+    expect(() => readCall(sink.buffer, f.offset, f.length - 5, blank())).toThrow(/overrun/);
+    expect(() => readCall(sink.buffer, f.offset, 10, blank())).toThrow(/truncated/);
+  });
+});
+
+describe('result frames', () => {
+  it('round-trips kind, outcome, status, call id and payload', () => {
+    const sink = new Sink();
+    const payloads = ['{"content":[{"type":"text","text":"héllo ✓"}]}', '', '{"code":-32602,"message":"Unknown tool: \\"x\\""}'];
+    writeResult(sink, ResultKind.Result, 0xffffffff, 1, 200, payloads[0] as string);
+    writeResult(sink, ResultKind.StreamStart, 5, 0, 0, payloads[1] as string);
+    writeResult(sink, ResultKind.Error, 6, 2, 503, payloads[2] as string);
+    const read = sink.frames.map((f) => ({
+      kind: resultFrameKind(sink.buffer, f.offset),
+      outcome: resultFrameOutcome(sink.buffer, f.offset),
+      status: resultFrameStatus(sink.buffer, f.offset),
+      callId: resultFrameCallId(sink.buffer, f.offset),
+      payload: sink.buffer.toString('utf8', f.offset + RESULT_HEAD, f.offset + RESULT_HEAD + resultFramePayloadLength(sink.buffer, f.offset)),
+      complete: f.length === RESULT_HEAD + resultFramePayloadLength(sink.buffer, f.offset),
+    }));
+    expect(read).toEqual([
+      { kind: ResultKind.Result, outcome: 1, status: 200, callId: 0xffffffff, payload: payloads[0], complete: true },
+      { kind: ResultKind.StreamStart, outcome: 0, status: 0, callId: 5, payload: '', complete: true },
+      { kind: ResultKind.Error, outcome: 2, status: 503, callId: 6, payload: payloads[2], complete: true },
+    ]);
+  });
+});
