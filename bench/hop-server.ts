@@ -12,6 +12,8 @@
  *  - `batched`           the gateway's own call/result frames (src/shared/threads/call-frames.ts) over
  *                        `PortFrameWriter`: one transferred buffer per event-loop turn each way, one worker
  *  - `batched-2w`        as `batched` with two workers, requests routed by a counter
+ *  - `ring`, `ring-2w`   the same frames over the gateway's shared-memory rings (src/shared/threads/ring.ts):
+ *                        what the gateway does today
  *
  * No mode parses the request: parsing costs the same wherever it happens, and
  * the bench isolates the hand-off. Every mode copies the request body out of
@@ -35,18 +37,21 @@ import {
   writeCall,
   writeResult,
 } from '../src/shared/threads/call-frames.js';
-import { PortFrameReader, PortFrameWriter } from '../src/shared/threads/port-frames.js';
+import { createRing, RingReader, RingWriter, type RingMemory } from '../src/shared/threads/ring.js';
+import { PortFrameReader, PortFrameWriter } from './port-frames.js';
 import { generateManifest, toolsListResult } from './catalog.js';
 
 // Not exported: importing this file would start a server (bench/hop.ts keeps its own list).
-const HOP_MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w'] as const;
+const HOP_MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w', 'ring', 'ring-2w'] as const;
 type HopMode = (typeof HOP_MODES)[number];
 
-type WorkerRole = 'publish' | 'post' | 'batched';
+type WorkerRole = 'publish' | 'post' | 'batched' | 'ring';
 interface HopWorkerData {
   role: WorkerRole;
   toolCount: number;
   port: MessagePort;
+  /** `ring` role: calls arrive on `toWorker`, answers leave on `toAcceptor`. */
+  rings?: { toWorker: RingMemory; toAcceptor: RingMemory };
 }
 /** Per-request message of `post-per-request`, both directions. */
 interface PostCall {
@@ -108,6 +113,15 @@ function runWorker(data: HopWorkerData): void {
       });
       break;
     }
+    case 'ring': {
+      const result = JSON.stringify(toolsListResult(generateManifest(data.toolCount, { serviceId: 'bare' })));
+      const rings = data.rings as { toWorker: RingMemory; toAcceptor: RingMemory };
+      const writer = new RingWriter(rings.toAcceptor, { maxBacklogBytes: Number.POSITIVE_INFINITY });
+      new RingReader(rings.toWorker, (buf, offset) => {
+        writeResult(writer, ResultKind.Result, callFrameId(buf, offset), 0, 200, result);
+      });
+      break;
+    }
   }
   parentPort?.postMessage('ready');
 }
@@ -116,16 +130,17 @@ function runWorker(data: HopWorkerData): void {
 // Acceptor side.
 
 /** Starts a worker running this file and returns the acceptor's end of its port once it is ready. */
-async function startWorker(role: WorkerRole, toolCount: number): Promise<{ worker: Worker; port: MessagePort }> {
+async function startWorker(role: WorkerRole, toolCount: number): Promise<{ worker: Worker; port: MessagePort; rings: { toWorker: RingMemory; toAcceptor: RingMemory } }> {
   const { port1, port2 } = new MessageChannel();
-  const data: HopWorkerData = { role, toolCount, port: port2 };
+  const rings = { toWorker: createRing(256 * 1024), toAcceptor: createRing(256 * 1024) };
+  const data: HopWorkerData = { role, toolCount, port: port2, rings };
   const worker = new Worker(new URL(import.meta.url), { workerData: data, transferList: [port2] });
   worker.once('error', (err) => {
     console.error(`worker (${role}) failed:`, err);
     process.exit(1);
   });
   if (role !== 'publish') await once(worker, 'message');
-  return { worker, port: port1 };
+  return { worker, port: port1, rings };
 }
 
 /**
@@ -251,15 +266,18 @@ async function runServer(): Promise<void> {
       break;
     }
     case 'batched':
-    case 'batched-2w': {
-      const n = mode === 'batched' ? 1 : 2;
-      const started = await Promise.all(Array.from({ length: n }, () => startWorker('batched', toolCount)));
+    case 'batched-2w':
+    case 'ring':
+    case 'ring-2w': {
+      const n = mode.endsWith('-2w') ? 2 : 1;
+      const useRing = mode.startsWith('ring');
+      const started = await Promise.all(Array.from({ length: n }, () => startWorker(useRing ? 'ring' : 'batched', toolCount)));
       workers.push(...started.map((s) => s.worker));
       // The gateway's acceptor-side hand-off: a call frame out, a result frame back, the envelope written here.
       const inFlight = new Map<number, { res: HttpResponse; aborted: boolean }>();
-      const writers = started.map((s) => new PortFrameWriter(s.port));
+      const writers = started.map((s) => (useRing ? new RingWriter(s.rings.toWorker, { maxBacklogBytes: Number.POSITIVE_INFINITY }) : new PortFrameWriter(s.port)));
       for (const s of started) {
-        new PortFrameReader(s.port, (buf, offset) => {
+        const onAnswer = (buf: Buffer, offset: number): void => {
           const id = resultFrameCallId(buf, offset);
           const call = inFlight.get(id);
           inFlight.delete(id);
@@ -267,7 +285,9 @@ async function runServer(): Promise<void> {
           const start = offset + RESULT_HEAD;
           const body = assembleRpcAnswer('1', false, buf.subarray(start, start + resultFramePayloadLength(buf, offset)), false);
           call.res.cork(() => call.res.writeStatus('200 OK').writeHeader('content-type', JSON_TYPE).end(body));
-        });
+        };
+        if (useRing) new RingReader(s.rings.toAcceptor, onAnswer);
+        else new PortFrameReader(s.port, onAnswer);
       }
       const request: CallRequest = { routeKey: '', toolName: 'list', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: -1, sse: false };
       let counter = 0;
@@ -288,7 +308,7 @@ async function runServer(): Promise<void> {
             request.routeKey = routeKey;
             request.argumentsJson = Buffer.from(body).toString('utf8');
             inFlight.set(id, call);
-            writeCall(writers[shard] as PortFrameWriter, id, request);
+            writeCall(writers[shard] as RingWriter | PortFrameWriter, id, request);
           },
         );
       });

@@ -22,7 +22,7 @@ import { generateManifest, toolsListResultBytes } from './catalog.js';
 import { freePort, killAll, machineBusyMicros, measure, median, runLoad, spawnServer, type LoadOptions, type MeasureResult, type SpawnedServer } from './harness.js';
 
 // Same list as bench/hop-server.ts (not imported from there: importing it starts a server).
-const MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w'] as const;
+const MODES = ['bare', 'sab', 'post-per-request', 'batched', 'batched-2w', 'ring', 'ring-2w'] as const;
 type Mode = (typeof MODES)[number];
 
 const TOOL_COUNT = Math.floor(envNumber('BENCH_TOOLS', 50, 1));

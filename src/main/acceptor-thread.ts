@@ -5,7 +5,7 @@
  * with fresh call channels to every shard (its clients' connections died
  * with it; the shards abandon the calls they held for it).
  */
-import { Worker, type MessagePort } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
@@ -13,7 +13,7 @@ import type { AcceptorFanout } from './acceptor-fanout.js';
 import { ReplyWaiters } from './reply-waiters.js';
 import type { ShardThread } from './shard-thread.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
-import { transferList, type Topology } from './topology.js';
+import type { Topology } from './topology.js';
 
 /** What an acceptor thread asks of the main thread. */
 export interface AcceptorThreadHooks {
@@ -53,7 +53,7 @@ export class AcceptorThread {
           this.started = true;
           const channels = topology.acceptorEnds(index);
           const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, channels, port };
-          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: transferList(channels) });
+          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData });
           worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
           worker.on('exit', () => this.fanout.removeWorker(worker));
           this.fanout.addWorker(worker);
@@ -73,8 +73,8 @@ export class AcceptorThread {
   }
 
   /** Sends a control message. */
-  post(msg: MainToAcceptor, transfer: readonly MessagePort[] = []): void {
-    this.supervisor.current?.postMessage(msg, transfer);
+  post(msg: MainToAcceptor): void {
+    this.supervisor.current?.postMessage(msg);
   }
 
   /** This thread's metrics (empty after a timeout or while restarting). */

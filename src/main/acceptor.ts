@@ -87,6 +87,7 @@ export class Acceptor implements RequestSink {
       options.config.workers.maxPendingCallsPerShard,
       options.config.streaming.heartbeatMs,
       options.config.server.retryAfterSeconds,
+      options.config.workers.maxChannelBacklogBytes,
       (req, outcome) => this.callDone(req, outcome),
     );
     this.app = uWS.App();

@@ -33,7 +33,7 @@ import {
   writeCancel,
 } from '../shared/threads/call-frames.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
-import { PortFrameReader, PortFrameWriter } from '../shared/threads/port-frames.js';
+import { RingReader, RingWriter } from '../shared/threads/ring.js';
 import type { McpRequest } from './mcp-request.js';
 import { assembleRpcAnswer, assembleSseEvent } from './reply-writer.js';
 
@@ -49,26 +49,23 @@ const SHARD_LOST = Buffer.from(
 );
 const MAX_SLOTS = 1 << CALL_SLOT_BITS;
 
-/** This acceptor's end of the call channel with one shard. */
+/** This acceptor's end of the call channel with one shard: a ring each way. */
 class ShardLink {
-  readonly writer: PortFrameWriter;
-  readonly reader: PortFrameReader;
+  readonly writer: RingWriter;
+  readonly reader: RingReader;
   /** False from the shard's death until its replacement's channel arrives. */
   up = true;
   inFlight = 0;
 
-  constructor(
-    readonly end: CallChannelEnd,
-    onFrame: (buf: Buffer, offset: number, length: number) => void,
-  ) {
-    this.writer = new PortFrameWriter(end.port);
-    this.reader = new PortFrameReader(end.port, onFrame);
+  constructor(end: CallChannelEnd, maxBacklogBytes: number, onFrame: (buf: Buffer, offset: number, length: number) => void) {
+    // Calls beyond the ring wait in a bounded backlog; past it a call is refused (503), never blocking this thread.
+    this.writer = new RingWriter(end.send, { maxBacklogBytes });
+    this.reader = new RingReader(end.receive, onFrame);
   }
 
   close(): void {
     this.reader.close();
     this.writer.close();
-    this.end.port.close();
   }
 }
 
@@ -88,6 +85,7 @@ export class CallDispatcher {
     private readonly maxInFlightPerShard: number,
     private readonly heartbeatMs: number,
     private readonly retryAfterSeconds: number,
+    private readonly maxBacklogBytes: number,
     private readonly onDone: CallDone,
   ) {
     this.maxSlots = Math.min(MAX_SLOTS, channels.length * maxInFlightPerShard);
@@ -95,7 +93,7 @@ export class CallDispatcher {
   }
 
   private link(end: CallChannelEnd): ShardLink {
-    return new ShardLink(end, (buf, offset, length) => this.onFrame(buf, offset, length));
+    return new ShardLink(end, this.maxBacklogBytes, (buf, offset, length) => this.onFrame(buf, offset, length));
   }
 
   /** Calls waiting for a shard's answer. */
@@ -175,6 +173,9 @@ export class CallDispatcher {
     const link = this.links[shard];
     if (link === undefined || !link.up) return;
     link.up = false;
+    // Answers the shard finished before it died are still in the ring: deliver them first.
+    link.reader.drain();
+    link.close();
     for (const req of this.slots) {
       if (req === undefined || req.state !== 'calling' || req.shard !== shard) continue;
       this.finish(req, true, SHARD_LOST, 200, 'shard_lost');
@@ -185,7 +186,7 @@ export class CallDispatcher {
   shardReplaced(shard: number, end: CallChannelEnd): void {
     const old = this.links[shard];
     if (old === undefined) return;
-    old.close();
+    old.close(); // idempotent: already closed when the shard went down
     this.links[shard] = this.link(end);
   }
 

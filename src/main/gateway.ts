@@ -26,7 +26,7 @@ import { RefreshThread } from './refresh-thread.js';
 import { RouteStatusBoard } from './route-status.js';
 import { ShardThread } from './shard-thread.js';
 import type { SupervisorDeps } from './supervisor.js';
-import { transferList, Topology } from './topology.js';
+import { Topology } from './topology.js';
 
 /** A running gateway. `close()` drains and stops every thread; it is idempotent. */
 export interface Gateway {
@@ -64,7 +64,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
   const deps: SupervisorDeps = { log, restarts };
   const board = new RouteStatusBoard(config.health.readiness, mainRegistry);
-  const topology = new Topology(config.workers.acceptors, config.workers.shards);
+  const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
   let refresh: RefreshThread | null = null;
   let closing = false;
@@ -110,7 +110,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
             if (end0 !== undefined) acceptor0.shardReplaced(index, end0);
             for (const a of extraAcceptors) {
               const end = topology.acceptorEnds(a.index)[index];
-              if (end !== undefined) a.post({ type: 'shard-channel', shard: index, channel: end }, transferList([end]));
+              if (end !== undefined) a.post({ type: 'shard-channel', shard: index, channel: end });
             }
             log.warn({ shard: index }, 'shard thread restarted; its routes are installed again');
           });

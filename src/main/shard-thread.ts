@@ -12,7 +12,7 @@ import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { MainToShard, ShardToMain, ShardWorkerData } from '../shared/threads/messages.js';
 import { ReplyWaiters } from './reply-waiters.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
-import { transferList, type Topology } from './topology.js';
+import type { Topology } from './topology.js';
 
 /** Install outcome as the shard reported it. */
 export type InstallAnswer = Extract<ShardToMain, { type: 'installed' | 'install-failed' }>;
@@ -49,7 +49,7 @@ export class ShardThread {
           this.started = true;
           const channels = topology.shardEnds(index);
           const workerData: ShardWorkerData = { kind: 'shard', shardIndex: index, config, channels };
-          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, transferList: transferList(channels) });
+          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData });
           worker.on('message', (msg: ShardToMain) => this.onMessage(msg));
           worker.on('exit', () => this.failInstalls());
           return worker;
@@ -84,7 +84,7 @@ export class ShardThread {
   replaceAcceptor(acceptor: number, topology: Topology): void {
     const channel = topology.shardEnds(this.index)[acceptor];
     if (channel === undefined) return;
-    this.supervisor.current?.postMessage({ type: 'acceptor-channel', acceptor, channel } satisfies MainToShard, transferList([channel]));
+    this.supervisor.current?.postMessage({ type: 'acceptor-channel', acceptor, channel } satisfies MainToShard);
   }
 
   /** The shard's metrics (empty after a timeout or while it is restarting). */

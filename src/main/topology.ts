@@ -3,7 +3,8 @@
  * rewiring when a thread is replaced. A restarted shard gets fresh channels
  * with every acceptor; a restarted acceptor gets fresh channels with every
  * shard; the old ends are closed by their owners. Main creates every
- * channel and hands each end to exactly one thread.
+ * channel (two rings, one per direction) and hands each end to exactly one
+ * thread.
  *
  * ```
  *            shard 0        shard 1       …
@@ -12,8 +13,8 @@
  *    …
  * ```
  */
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { createRing } from '../shared/threads/ring.js';
 
 /** Both ends of one pair's channel. */
 interface Pair {
@@ -21,25 +22,28 @@ interface Pair {
   shardEnd: CallChannelEnd;
 }
 
-function pair(): Pair {
-  const { port1, port2 } = new MessageChannel();
-  return { acceptorEnd: { port: port1 }, shardEnd: { port: port2 } };
-}
-
-/** Channel ends to transfer with a postMessage or a Worker's workerData. */
-export function transferList(ends: readonly CallChannelEnd[]): MessagePort[] {
-  return ends.map((e) => e.port);
-}
-
 /** Owns the channel matrix of one gateway process. */
 export class Topology {
   private readonly pairs: Pair[][];
 
+  /** `ringBytes`: capacity of each ring (`workers.channelRingBytes`). */
   constructor(
     readonly acceptors: number,
     readonly shards: number,
+    private readonly ringBytes: number,
   ) {
-    this.pairs = Array.from({ length: acceptors }, () => Array.from({ length: shards }, pair));
+    this.pairs = Array.from({ length: acceptors }, () => Array.from({ length: shards }, () => this.pair()));
+  }
+
+  /**
+   * A fresh pair of rings. Never reused across thread lifetimes: a ring's
+   * reader and writer roles are claimed in its shared memory, and a dead
+   * thread never gives its claim back.
+   */
+  private pair(): Pair {
+    const toShard = createRing(this.ringBytes);
+    const toAcceptor = createRing(this.ringBytes);
+    return { acceptorEnd: { send: toShard, receive: toAcceptor }, shardEnd: { send: toAcceptor, receive: toShard } };
   }
 
   /** Acceptor `a`'s ends, index = shard. */
@@ -54,11 +58,11 @@ export class Topology {
 
   /** Fresh channels between shard `s` and every acceptor (the shard was replaced). */
   rewireShard(s: number): void {
-    for (const row of this.pairs) row[s] = pair();
+    for (const row of this.pairs) row[s] = this.pair();
   }
 
   /** Fresh channels between acceptor `a` and every shard (the acceptor was replaced). */
   rewireAcceptor(a: number): void {
-    this.pairs[a] = Array.from({ length: this.shards }, pair);
+    this.pairs[a] = Array.from({ length: this.shards }, () => this.pair());
   }
 }

@@ -124,6 +124,7 @@ describe('workers.maxPendingCallsPerShard bounds the calls in flight', () => {
     expect(third.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(rpcBody(third).id).toBe('third');
     expect(rpcError(third).message).toMatch(/maxPendingCallsPerShard/);
+    expect((rpcError(third) as { data?: { reason?: string } }).data?.reason).toBe('SHARD_QUEUE_FULL');
     expect(held.received).toBe(2);
 
     // Answered by the acceptor from the snapshot: not bounded by the shard queue.

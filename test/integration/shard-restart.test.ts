@@ -29,6 +29,12 @@ describe('shard supervision', () => {
     await eventually(() => expect(svc.requests.some((r) => r.path === '/tools/slow')).toBe(true));
     await gw.crashShard(0);
 
+    // Until the replacement has its routes back, calls are refused as "shard unavailable" (not "queue full"), with their id.
+    const refused = await mcpPost(gw, 'core', rpc('tools/call', { name: 'echo', arguments: {} }, 'during-restart'));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(refused.json).toMatchObject({ id: 'during-restart', error: { code: -32000, data: { reason: 'SHARD_UNAVAILABLE' } } });
+
     const lost = await held;
     expect(lost.status).toBe(200);
     expect(lost.json).toMatchObject({ jsonrpc: '2.0', id: 'held-1', error: { code: -32603 } });
@@ -46,5 +52,7 @@ describe('shard supervision', () => {
     });
     const metrics = await httpRequest(gw, '/metrics');
     expect(metrics.text).toMatch(/mcp_gateway_requests_total\{route="core",method="tools\/call",outcome="shard_lost"\} 1/);
+    expect(metrics.text).toMatch(/mcp_gateway_requests_total\{route="core",method="tools\/call",outcome="shard_unavailable"\} [1-9]\d*/);
+    expect(metrics.text).toMatch(/mcp_gateway_thread_restarts_total\{kind="shard"\} 1/);
   });
 });

@@ -18,7 +18,7 @@ export const DEFAULTS: GatewayConfig = {
     retryAfterSeconds: 5,
     exposeErrorDetails: false,
   },
-  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000 },
+  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000, channelRingBytes: 256 * 1024, maxChannelBacklogBytes: 16 * 1024 * 1024 },
   catalog: {
     source: 'static',
     static: {

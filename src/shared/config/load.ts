@@ -237,6 +237,8 @@ function schemaProblems(value: unknown): string[] {
 
 function semanticProblems(config: GatewayConfig): string[] {
   const problems: string[] = [];
+  const ring = config.workers.channelRingBytes;
+  if ((ring & (ring - 1)) !== 0) problems.push(`workers.channelRingBytes: must be a power of two, got ${ring}`);
   if (config.tools.defaultTimeoutMs > config.tools.maxTimeoutMs) {
     problems.push('tools.defaultTimeoutMs: must not exceed tools.maxTimeoutMs');
   }

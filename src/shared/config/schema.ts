@@ -45,6 +45,10 @@ export const ConfigSchema = Type.Object(
         shards: PositiveInt(0, 256),
         acceptors: PositiveInt(1, 64),
         maxPendingCallsPerShard: PositiveInt(1, 1_000_000),
+        /** Capacity of each call ring (one per direction per acceptor × shard pair); a power of two. */
+        channelRingBytes: PositiveInt(4096, 256 * 1024 * 1024),
+        /** Call bytes an acceptor may queue for one shard beyond its ring before refusing calls (503). */
+        maxChannelBacklogBytes: PositiveInt(0, 1024 * 1024 * 1024),
       },
       { additionalProperties: false },
     ),

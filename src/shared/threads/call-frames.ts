@@ -41,17 +41,18 @@
  */
 import assert from 'node:assert';
 import type { CallRequest } from '../calls.js';
+import type { RingWriter } from './ring-writer.js';
 
-/** Where an encoder writes one frame (a ring writer; tests use a plain buffer). */
+/** Where an encoder writes one frame: a {@link RingWriter} (tests use a plain buffer). */
 export interface FrameSink {
   /**
    * Reserves `length` bytes for one frame: returns the offset in
-   * {@link FrameSink.buffer} to write them at, or -1 when the frame is
+   * {@link FrameSink.buf} to write them at, or -1 when the frame is
    * refused (a bounded backlog is full). Nothing is published until `commit`.
    */
   reserve(length: number): number;
   /** The buffer the last successful `reserve` points into. */
-  readonly buffer: Buffer;
+  readonly buf: Buffer;
   /** Publishes the frame reserved last. */
   commit(): void;
 }
@@ -91,7 +92,7 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   const ptLen = Buffer.byteLength(req.progressTokenJson, 'utf8');
   const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen);
   if (at < 0) return false;
-  const b = sink.buffer;
+  const b = sink.buf;
   b[at] = CallKind.Call;
   b[at + 1] = req.sse ? FLAG_SSE : 0;
   b[at + 2] = req.logLevel + 1;
@@ -120,7 +121,7 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
 export function writeCancel(sink: FrameSink, callId: number): boolean {
   const at = sink.reserve(CANCEL_BYTES);
   if (at < 0) return false;
-  const b = sink.buffer;
+  const b = sink.buf;
   b.writeUInt32LE(CallKind.Cancel, at);
   b.writeUInt32LE(callId, at + 4);
   sink.commit();
@@ -171,7 +172,7 @@ export function writeResult(sink: FrameSink, kind: ResultKind, callId: number, o
   const payloadLen = payload.length === 0 ? 0 : Buffer.byteLength(payload, 'utf8');
   const at = sink.reserve(RESULT_HEAD + payloadLen);
   if (at < 0) return false;
-  const b = sink.buffer;
+  const b = sink.buf;
   b[at] = kind;
   b[at + 1] = outcome;
   b.writeUInt16LE(status, at + 2);

@@ -14,19 +14,23 @@
  * after the owning shard acknowledged the install (`route-table.ts` on the
  * main side enforces it).
  */
-import type { MessagePort } from 'node:worker_threads';
 import type { CatalogSource } from '../catalog/types.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { GatewayErrorCode, WireError } from '../errors.js';
 import type { MetricObjectJson } from '../metrics-types.js';
 import type { SnapshotMeta } from '../snapshot/layout.js';
+import type { RingMemory } from './ring.js';
 
 /**
- * One side of the call channel of an (acceptor, shard) pair: a MessagePort
- * carrying frame batches in both directions.
+ * One side of the call channel of an (acceptor, shard) pair: two
+ * single-producer/single-consumer rings, one per direction
+ * (`ring.ts`; the memory is shared, not transferred).
  */
 export interface CallChannelEnd {
-  port: MessagePort;
+  /** The ring this side writes. */
+  send: RingMemory;
+  /** The ring this side reads. */
+  receive: RingMemory;
 }
 
 /** workerData of a shard worker. */
@@ -122,7 +126,7 @@ export type MainToAcceptor =
   /** A `notifications/cancelled` another acceptor thread could not match. */
   | { type: 'cancel'; routeKey: string; sessionId: string; idText: string }
   | { type: 'shard-down'; shard: number }
-  /** The restarted shard's end of a new call channel (the port is transferred). */
+  /** The restarted shard's end of a new call channel. */
   | { type: 'shard-channel'; shard: number; channel: CallChannelEnd }
   | { type: 'close'; graceMs: number };
 

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
 import { ShardMetrics } from '../../shared/metrics.js';
-import { PortFrameReader, PortFrameWriter } from '../../shared/threads/port-frames.js';
+import { RingReader, RingWriter } from '../../shared/threads/ring.js';
 import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
 import { AcceptorLink, CallExecutor } from './call-executor.js';
 import { RouteTable } from './route-table.js';
@@ -29,13 +29,20 @@ const routes = new RouteTable();
 const executor = new CallExecutor(routes, client, metrics, log, config.streaming.defaultLogLevel);
 
 /** One link per acceptor thread, index = acceptor index. */
-const links: Array<{ link: AcceptorLink; reader: PortFrameReader; writer: PortFrameWriter; end: CallChannelEnd }> = [];
+const links: Array<{ link: AcceptorLink; reader: RingReader; writer: RingWriter }> = [];
 
 function connect(acceptor: number, end: CallChannelEnd): void {
-  const writer = new PortFrameWriter(end.port);
+  // Answers are never refused: their calls already ran; the in-flight bound and tools.maxResponseBytes bound them.
+  const writer = new RingWriter(end.send, { maxBacklogBytes: Number.POSITIVE_INFINITY });
   const link = new AcceptorLink(acceptor, writer);
-  const reader = new PortFrameReader(end.port, (buf, offset, length) => executor.onFrame(link, buf, offset, length));
-  links[acceptor] = { link, reader, writer, end };
+  const reader = new RingReader(end.receive, (buf, offset, length) => executor.onFrame(link, buf, offset, length));
+  links[acceptor] = { link, reader, writer };
+}
+
+/** Waits (bounded) until every answer left this shard's backlogs for the rings. */
+async function backlogsDrained(timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (links.some((l) => l.writer.stats.backlogBytes > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
 }
 
 data.channels.forEach((end, acceptor) => connect(acceptor, end));
@@ -68,7 +75,6 @@ parent.on('message', (msg: MainToShard) => {
       if (old !== undefined) {
         old.reader.close();
         old.writer.close();
-        old.end.port.close();
         executor.dropLink(old.link);
       }
       connect(msg.acceptor, msg.channel);
@@ -80,10 +86,13 @@ parent.on('message', (msg: MainToShard) => {
     case 'close':
       void client
         .close()
-        // One more turn: answers of the last calls are flushed from their batches before the channels close.
-        .then(() => new Promise((resolve) => setImmediate(resolve)))
+        // Answers of the last calls may still wait for ring space: let the acceptors take them before closing.
+        .then(() => backlogsDrained(2_000))
         .finally(() => {
-          for (const l of links) l.end.port.close();
+          for (const l of links) {
+            l.reader.close();
+            l.writer.close();
+          }
           send({ type: 'closed' });
           parent.close();
         });

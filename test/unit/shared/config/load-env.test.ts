@@ -44,6 +44,14 @@ describe('environment overrides', () => {
     ]);
   });
 
+  it('reads booleans as true/false/1/0 and refuses anything else naming the variable', () => {
+    expect(fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: 'TRUE' }).server.exposeErrorDetails).toBe(true);
+    expect(fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: '0' }).server.exposeErrorDetails).toBe(false);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: 'yes' }))).toEqual([
+      'MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: must be true or false, got "yes"',
+    ]);
+  });
+
   it('checks the range of an integer from the environment against the key', () => {
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '-1' }))).toEqual(['server.port: must be >= 0']);
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: '0' }))).toEqual(['workers.acceptors: must be >= 1']);
@@ -173,6 +181,7 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'catalog.portal.url': ['http://127.0.0.1:1/registry', 'http://127.0.0.1:1/registry'],
   'redis.url': ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
   'redis.namespace': ['tenant-a:prod', 'tenant-a:prod'],
+  'workers.channelRingBytes': ['131072', 131072],
 };
 /** Variables a value needs beside it to be valid. */
 const COMPANIONS: Record<string, Record<string, string>> = {

@@ -70,7 +70,7 @@ describe('loadConfig files', () => {
   it('reads JSON given with --config=', () => {
     const file = tempFile(JSON.stringify({ workers: { shards: 3, acceptors: 2 } }), 'json');
     const config = loadConfig({ argv: [`--config=${file}`], env: {} });
-    expect(config.workers).toEqual({ shards: 3, acceptors: 2, maxPendingCallsPerShard: 10_000 });
+    expect(config.workers).toEqual({ shards: 3, acceptors: 2, maxPendingCallsPerShard: 10_000, channelRingBytes: 262144, maxChannelBacklogBytes: 16777216 });
   });
 
   it('reads the file named by MCP_GATEWAY_CONFIG', () => {
@@ -222,6 +222,12 @@ describe('validateConfig', () => {
       'tools.defaultTimeoutMs: must not exceed tools.maxTimeoutMs',
     ]);
     expect(validateConfig({ tools: { defaultTimeoutMs: 5000, maxTimeoutMs: 5000 } }).tools.maxTimeoutMs).toBe(5000);
+  });
+
+  it('refuses a call ring capacity that is not a power of two (the ring indexes with a mask)', () => {
+    expect(configProblems(() => validateConfig({ workers: { channelRingBytes: 100_000 } }))).toEqual(['workers.channelRingBytes: must be a power of two, got 100000']);
+    expect(validateConfig({ workers: { channelRingBytes: 4096 } }).workers.channelRingBytes).toBe(4096);
+    expect(configProblems(() => validateConfig({ workers: { channelRingBytes: 2048 } }))).toEqual(['workers.channelRingBytes: must be >= 4096']);
   });
 
   it('refuses an allowed execution origin that is not http(s)', () => {

@@ -20,7 +20,7 @@ import {
 
 /** Frames laid end to end in one buffer, as a ring or a batch holds them. */
 class Sink implements FrameSink {
-  buffer = Buffer.alloc(1 << 16, 0xee);
+  buf = Buffer.alloc(1 << 16, 0xee);
   frames: Array<{ offset: number; length: number }> = [];
   refuse = false;
   private at = 0;
@@ -60,19 +60,19 @@ describe('call frames', () => {
     writeCancel(sink, 7);
     expect(sink.frames).toHaveLength(cases.length + 2);
     const [first, ...rest] = sink.frames;
-    expect(callFrameKind(sink.buffer, first?.offset ?? -1)).toBe(CallKind.Cancel);
-    expect(callFrameId(sink.buffer, first?.offset ?? -1)).toBe(99);
+    expect(callFrameKind(sink.buf, first?.offset ?? -1)).toBe(CallKind.Cancel);
+    expect(callFrameId(sink.buf, first?.offset ?? -1)).toBe(99);
     cases.forEach((c, i) => {
       const f = rest[i] as { offset: number; length: number };
-      expect(callFrameKind(sink.buffer, f.offset)).toBe(CallKind.Call);
-      expect(callFrameId(sink.buffer, f.offset)).toBe(1000 + i);
+      expect(callFrameKind(sink.buf, f.offset)).toBe(CallKind.Call);
+      expect(callFrameId(sink.buf, f.offset)).toBe(1000 + i);
       const into = blank();
-      readCall(sink.buffer, f.offset, f.length, into);
+      readCall(sink.buf, f.offset, f.length, into);
       expect(into).toEqual(c);
     });
     const last = rest.at(-1) as { offset: number };
-    expect(callFrameKind(sink.buffer, last.offset)).toBe(CallKind.Cancel);
-    expect(callFrameId(sink.buffer, last.offset)).toBe(7);
+    expect(callFrameKind(sink.buf, last.offset)).toBe(CallKind.Cancel);
+    expect(callFrameId(sink.buf, last.offset)).toBe(7);
   });
 
   it('writes nothing when the sink refuses the frame', () => {
@@ -88,8 +88,8 @@ describe('call frames', () => {
     const sink = new Sink();
     writeCall(sink, 1, request());
     const f = sink.frames[0] as { offset: number; length: number };
-    expect(() => readCall(sink.buffer, f.offset, f.length - 5, blank())).toThrow(/overrun/);
-    expect(() => readCall(sink.buffer, f.offset, 10, blank())).toThrow(/truncated/);
+    expect(() => readCall(sink.buf, f.offset, f.length - 5, blank())).toThrow(/overrun/);
+    expect(() => readCall(sink.buf, f.offset, 10, blank())).toThrow(/truncated/);
   });
 });
 
@@ -101,12 +101,12 @@ describe('result frames', () => {
     writeResult(sink, ResultKind.StreamStart, 5, 0, 0, payloads[1] as string);
     writeResult(sink, ResultKind.Error, 6, 2, 503, payloads[2] as string);
     const read = sink.frames.map((f) => ({
-      kind: resultFrameKind(sink.buffer, f.offset),
-      outcome: resultFrameOutcome(sink.buffer, f.offset),
-      status: resultFrameStatus(sink.buffer, f.offset),
-      callId: resultFrameCallId(sink.buffer, f.offset),
-      payload: sink.buffer.toString('utf8', f.offset + RESULT_HEAD, f.offset + RESULT_HEAD + resultFramePayloadLength(sink.buffer, f.offset)),
-      complete: f.length === RESULT_HEAD + resultFramePayloadLength(sink.buffer, f.offset),
+      kind: resultFrameKind(sink.buf, f.offset),
+      outcome: resultFrameOutcome(sink.buf, f.offset),
+      status: resultFrameStatus(sink.buf, f.offset),
+      callId: resultFrameCallId(sink.buf, f.offset),
+      payload: sink.buf.toString('utf8', f.offset + RESULT_HEAD, f.offset + RESULT_HEAD + resultFramePayloadLength(sink.buf, f.offset)),
+      complete: f.length === RESULT_HEAD + resultFramePayloadLength(sink.buf, f.offset),
     }));
     expect(read).toEqual([
       { kind: ResultKind.Result, outcome: 1, status: 200, callId: 0xffffffff, payload: payloads[0], complete: true },

@@ -82,17 +82,17 @@ export interface ResultFrame {
 
 /** A FrameSink that keeps a copy of every frame and wakes whoever waits for a call's final frame. */
 export class FrameCollector implements FrameSink {
-  buffer = Buffer.alloc(1 << 20);
+  buf = Buffer.alloc(1 << 20);
   readonly frames: ResultFrame[] = [];
   private readonly waiters = new Map<number, (frame: ResultFrame) => void>();
 
   reserve(length: number): number {
-    if (length > this.buffer.length) this.buffer = Buffer.alloc(length);
+    if (length > this.buf.length) this.buf = Buffer.alloc(length);
     return 0;
   }
 
   commit(): void {
-    const b = this.buffer;
+    const b = this.buf;
     const len = resultFramePayloadLength(b, 0);
     const frame: ResultFrame = {
       kind: resultFrameKind(b, 0),
@@ -214,7 +214,7 @@ export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = n
   const frame = new FrameCollectorInput();
   writeCall(frame, callId, request);
   h.metrics.current = callId;
-  h.executor.onFrame(new AcceptorLink(0, h.results), frame.buffer, 0, frame.length);
+  h.executor.onFrame(new AcceptorLink(0, h.results), frame.buf, 0, frame.length);
   const result = await h.results.final(callId);
   const counted = h.metrics.recorded.filter((c) => c.callId === callId).at(-1);
   const text = Buffer.from(assembleRpcAnswer(decision.idText, result.kind === ResultKind.Error, result.payload, false)).toString('utf8');
@@ -225,10 +225,10 @@ export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = n
 
 /** A one-frame sink for the call direction. */
 class FrameCollectorInput implements FrameSink {
-  buffer = Buffer.alloc(0);
+  buf = Buffer.alloc(0);
   length = 0;
   reserve(length: number): number {
-    this.buffer = Buffer.alloc(length);
+    this.buf = Buffer.alloc(length);
     this.length = length;
     return 0;
   }

@@ -83,6 +83,28 @@ describe('tools/call request checks (acceptor, before any hop)', () => {
   });
 });
 
+describe('a crash inside the shard', () => {
+  it('is answered -32603 in the request\'s own envelope (its id, never null), logged, and the shard keeps serving', async () => {
+    const get = h.routes.get.bind(h.routes);
+    h.routes.get = () => {
+      throw new Error('bug in route lookup');
+    };
+    try {
+      const c = await call(h, { name: 'run', arguments: {} }, 'crash-7');
+      expect(c.answer.status).toBe(200);
+      expect(c.answer.outcome).toBe(CallOutcome.Internal);
+      expect(c.body).toEqual({
+        jsonrpc: '2.0',
+        id: 'crash-7',
+        error: { code: -32603, message: 'Internal error: the call failed inside the gateway; the Tool Service was not called' },
+      });
+    } finally {
+      h.routes.get = get;
+    }
+    expect((await call(h, { name: 'run', arguments: {} }, 8)).body.result?.isError).toBeUndefined();
+  });
+});
+
 describe('tools/call argument validation on the shard (SEP-1303)', () => {
   it('returns isError listing each violation with its JSON path, without calling the Tool Service', async () => {
     const c = await call(h, { name: 'search', arguments: { limit: 0, filters: { teams: ['hr', 7, 'ops', false] } } }, 8);

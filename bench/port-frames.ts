@@ -1,13 +1,13 @@
 /**
  * Frames over a MessagePort, batched per event-loop turn: every frame
  * committed in one turn travels in one transferred ArrayBuffer. This is the
- * transport the shared-memory rings replaced; it stays as the comparison
- * baseline of `bench/hop.ts` and as the fallback when rings are disabled.
+ * hand-off the gateway used before its shared-memory rings
+ * (src/shared/threads/ring.ts); `bench/hop.ts` measures both side by side.
  *
  * Batch layout: `[u32 frameLength][frame bytes]…`, little-endian.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { FrameSink } from './call-frames.js';
+import type { FrameSink } from '../src/shared/threads/call-frames.js';
 
 /** Called for every frame with a view valid only during the call. */
 export type FrameHandler = (buf: Buffer, offset: number, length: number) => void;
@@ -16,7 +16,7 @@ const INITIAL_BYTES = 16 * 1024;
 
 /** Producer end: reserve/commit into a batch, flushed once per turn. */
 export class PortFrameWriter implements FrameSink {
-  buffer = Buffer.allocUnsafe(INITIAL_BYTES);
+  buf = Buffer.allocUnsafe(INITIAL_BYTES);
   private length = 0;
   private reserved = 0;
   private scheduled = false;
@@ -27,17 +27,17 @@ export class PortFrameWriter implements FrameSink {
   reserve(length: number): number {
     if (this.closed) return -1;
     const need = this.length + 4 + length;
-    if (need > this.buffer.length) {
-      const next = Buffer.allocUnsafe(Math.max(need, this.buffer.length * 2));
-      this.buffer.copy(next, 0, 0, this.length);
-      this.buffer = next;
+    if (need > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(next, 0, 0, this.length);
+      this.buf = next;
     }
     this.reserved = length;
     return this.length + 4;
   }
 
   commit(): void {
-    this.buffer.writeUInt32LE(this.reserved, this.length);
+    this.buf.writeUInt32LE(this.reserved, this.length);
     this.length += 4 + this.reserved;
     if (!this.scheduled) {
       this.scheduled = true;
@@ -53,7 +53,7 @@ export class PortFrameWriter implements FrameSink {
   private readonly flush = (): void => {
     this.scheduled = false;
     if (this.closed || this.length === 0) return;
-    const ab = this.buffer.buffer.slice(this.buffer.byteOffset, this.buffer.byteOffset + this.length);
+    const ab = this.buf.buffer.slice(this.buf.byteOffset, this.buf.byteOffset + this.length);
     this.port.postMessage(ab, [ab]);
     this.length = 0;
   };
