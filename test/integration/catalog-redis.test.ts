@@ -193,7 +193,7 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
       expect(rpcError(answer).message).toContain(k);
     }
     expect(Object.values(r.body.registry.redisProblems).join(' ')).toMatch(new RegExp(`${nsBad}:route:(core|process|information)`));
-    const failures = sampleValue(await metrics(gw), 'mcp_gateway_refresh_failures_total', { cause: 'REDIS' });
+    const failures = sampleValue(await metrics(gw), 'mcp_gateway_refresh_failures_total', { cause: 'REDIS_UNAVAILABLE' });
     expect(failures).toBeGreaterThanOrEqual(corrupt.length);
   });
 

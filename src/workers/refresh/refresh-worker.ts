@@ -8,6 +8,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { GatewayErrorCode } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
 import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../../shared/threads/messages.js';
 import { PortalClient } from './portal-client.js';
@@ -62,14 +63,17 @@ function emit(event: RefreshEvent): void {
       if (config.catalog.source === 'portal') portalUp.set(event.portalUp ? 1 : 0);
       if (event.redisUp !== null) redisUp.set(event.redisUp ? 1 : 0);
       suspect.set(event.suspect === null ? 0 : 1);
-      if (!event.portalUp) failures.inc({ cause: 'PORTAL_UNREACHABLE' });
-      if (event.suspect !== null) log.error({ reason: event.suspect }, 'suspect registry ignored');
-      if (event.portalError !== null) log.warn({ reason: event.portalError }, 'Portal poll failed');
+      if (!event.portalUp) failures.inc({ cause: GatewayErrorCode.PortalUnreachable });
+      if (event.suspect !== null) {
+        failures.inc({ cause: GatewayErrorCode.RegistrySuspect });
+        log.error({ code: GatewayErrorCode.RegistrySuspect, reason: event.suspect }, 'suspect registry ignored');
+      }
+      if (event.portalError !== null) log.warn({ code: GatewayErrorCode.PortalUnreachable, reason: event.portalError }, 'Portal poll failed');
       break;
     case 'redis-problem':
       if (event.message !== null) {
-        failures.inc({ cause: 'REDIS' });
-        log.warn({ subject: event.subject, reason: event.message }, 'Redis problem');
+        failures.inc({ cause: GatewayErrorCode.RedisUnavailable });
+        log.warn({ code: GatewayErrorCode.RedisUnavailable, subject: event.subject, reason: event.message }, 'Redis problem');
       }
       break;
     case 'route-snapshot':

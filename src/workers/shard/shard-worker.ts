@@ -56,8 +56,9 @@ function install(routeKey: string, snapshot: SharedArrayBuffer): void {
     routes.install(routeKey, snapshot);
     send({ type: 'installed', routeKey });
   } catch (err) {
-    const wire = GatewayError.is(err) ? err.toWire() : { code: GatewayErrorCode.SnapshotCorrupt, message: String(err), details: [] };
-    log.error({ route: routeKey, err: wire }, 'snapshot install failed; the previous snapshot stays');
+    // A damaged snapshot is SNAPSHOT_CORRUPT (thrown as such by decodeSnapshot); anything else is a bug.
+    const wire = GatewayError.is(err) ? err.toWire() : { code: GatewayErrorCode.Internal, message: `snapshot install failed: ${String(err)}`, details: [] };
+    log.error({ route: routeKey, code: wire.code, err }, 'snapshot install failed; the previous snapshot stays');
     send({ type: 'install-failed', routeKey, error: wire });
   }
 }
