@@ -52,7 +52,7 @@ export class AcceptorThread {
           }
           this.started = true;
           const channels = topology.acceptorEnds(index);
-          const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, channels, port };
+          const workerData: AcceptorWorkerData = { acceptorIndex: index, config, channels, port };
           const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData });
           worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
           worker.on('exit', () => this.fanout.removeWorker(worker));

@@ -23,7 +23,7 @@ export class RefreshThread {
         kind: 'refresh',
         index: 0,
         spawn: () => {
-          const workerData: RefreshWorkerData = { kind: 'refresh', config, published: served() };
+          const workerData: RefreshWorkerData = { config, published: served() };
           const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData });
           worker.on('message', (msg: RefreshToMain) => {
             if (msg.type === 'metrics') this.scrapes.settle(msg.requestId, msg.metrics);

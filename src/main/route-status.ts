@@ -1,5 +1,5 @@
 /**
- * Per-route readiness (SPEC §4, §8): state, tool count, revision, source,
+ * Per-route readiness (docs/architecture.md "Health, readiness, metrics"): state, tool count, revision, source,
  * last success, last error and conflicts for every route, the registry's
  * health, and the overall readiness status by the configured policy. Main
  * thread only; acceptor threads get the rendered JSON pushed to them.

@@ -48,7 +48,7 @@ export class ShardThread {
           if (this.started) topology.rewireShard(index);
           this.started = true;
           const channels = topology.shardEnds(index);
-          const workerData: ShardWorkerData = { kind: 'shard', shardIndex: index, config, channels };
+          const workerData: ShardWorkerData = { shardIndex: index, config, channels };
           const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData });
           worker.on('message', (msg: ShardToMain) => this.onMessage(msg));
           worker.on('exit', () => this.failInstalls());

@@ -60,14 +60,11 @@ export class GatewayError extends Error {
     return typeof value === 'object' && value !== null && (value as { [BRAND]?: boolean })[BRAND] === true;
   }
 
-  /** Plain `{code, message, details}` for crossing a thread boundary; rebuild with {@link GatewayError.fromWire}. */
+  /** Plain `{code, message, details}` for crossing a thread boundary (a structured-cloned Error loses its class). */
   toWire(): WireError {
     return { code: this.code, message: this.message, details: [...this.details] };
   }
 
-  static fromWire(wire: WireError): GatewayError {
-    return new GatewayError(wire.code, wire.message, wire.details);
-  }
 }
 
 /** The structured-clone-safe form of a {@link GatewayError}. */

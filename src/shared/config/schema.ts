@@ -5,7 +5,7 @@
  */
 import Type, { type Static } from 'typebox';
 
-/** Route keys are lowercase DNS labels (SPEC §3). */
+/** Route keys are lowercase DNS labels (docs/contracts/mcp-endpoint.md). */
 export const ROUTE_KEY_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
 
 /** One Tool Service behind a route, as in the Portal registry document v1. */

@@ -1,6 +1,6 @@
 /**
  * Everything about an MCP request that is decided from its request line and
- * headers, before the body is read or parsed (SPEC §3): DNS-rebinding
+ * headers, before the body is read or parsed (docs/contracts/mcp-endpoint.md): DNS-rebinding
  * checks, path and route key, HTTP method, media types, protocol version,
  * declared body size, and whether the route has a usable snapshot.
  */

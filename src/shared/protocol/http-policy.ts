@@ -1,6 +1,6 @@
 /**
  * Header rules of the MCP endpoint that are decided before the body is read
- * or parsed (SPEC §3 "Request rules"): Origin/Host (DNS-rebinding
+ * or parsed (docs/contracts/mcp-endpoint.md): Origin/Host (DNS-rebinding
  * protection), Content-Type, Accept, MCP-Protocol-Version.
  */
 import type { GatewayConfig } from '../config/schema.js';

@@ -28,11 +28,11 @@ export const ClientResponseSchema = Type.Object({
   id: Type.Union([RequestIdSchema, Type.Null()]),
 });
 
-/** Compiled once; see STYLE.md "Validation on the hot path". */
+/** Compiled once at module load: `Check` per request, `Errors` only after a failure. */
 export const envelopeValidator = Compile(EnvelopeSchema);
 export const clientResponseValidator = Compile(ClientResponseSchema);
 
-/** HTTP status for each JSON-RPC error code (SPEC §3 "Errors"). */
+/** HTTP status for each JSON-RPC error code (docs/contracts/errors.md). */
 export function httpStatusForRpcError(code: number): number {
   return code === JsonRpcErrorCode.ParseError || code === JsonRpcErrorCode.InvalidRequest ? 400 : 200;
 }

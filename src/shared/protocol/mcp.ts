@@ -40,8 +40,9 @@ export const SERVER_INFO = Object.freeze({ name: pkg.name, version: pkg.version 
 /**
  * Capabilities declared in `initialize`. `listChanged` is false because the
  * single-response HTTP transport cannot push `notifications/tools/list_changed`
- * (seed 002); it turns true only when a GET SSE stream exists. The docs and a
- * contract test say the same (SPEC §9 defect 4).
+ * (docs/decisions/0004-stateless-protocol-choices.md); it turns true only when
+ * a GET SSE stream exists. docs/contracts/mcp-endpoint.md and a contract test
+ * say the same.
  */
 export const SERVER_CAPABILITIES = Object.freeze({
   tools: Object.freeze({ listChanged: false }),

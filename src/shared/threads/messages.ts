@@ -35,7 +35,6 @@ export interface CallChannelEnd {
 
 /** workerData of a shard worker. */
 export interface ShardWorkerData {
-  kind: 'shard';
   shardIndex: number;
   config: GatewayConfig;
   /** Index = acceptor index. */
@@ -44,7 +43,6 @@ export interface ShardWorkerData {
 
 /** workerData of an extra acceptor thread (acceptor 0 runs on the main thread). */
 export interface AcceptorWorkerData {
-  kind: 'acceptor';
   acceptorIndex: number;
   config: GatewayConfig;
   /** Index = shard index. */
@@ -55,7 +53,6 @@ export interface AcceptorWorkerData {
 
 /** workerData of the refresh worker. */
 export interface RefreshWorkerData {
-  kind: 'refresh';
   config: GatewayConfig;
   /** Revisions already served (non-empty after a restart of the refresh worker). */
   published: Record<string, string>;

@@ -1,5 +1,5 @@
 /**
- * Incremental reader of a Tool Service's NDJSON answer (SPEC §7): progress
+ * Incremental reader of a Tool Service's NDJSON answer (docs/contracts/tool-execution-v1.md): progress
  * and log frames, then exactly one result or error frame. Progress and log
  * frames go to `onFrame` (the SSE forwarder, or nothing for a JSON answer).
  */

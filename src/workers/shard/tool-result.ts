@@ -1,5 +1,5 @@
 /**
- * Maps what a Tool Service answered into an MCP `CallToolResult` (SPEC §7
+ * Maps what a Tool Service answered into an MCP `CallToolResult` (docs/contracts/tool-execution-v1.md
  * "Tool execution"). A Tool Service failure is never a protocol error: it is
  * `isError: true` with a text block that names the cause, so the calling
  * model can read it.

@@ -17,8 +17,6 @@ interface Entry {
 /** One per shard thread. */
 export class ValidatorCache {
   private readonly entries = new Map<string, Entry>();
-  /** How many validators were compiled (metrics, tests). */
-  compiled = 0;
 
   /** Registers a use of `schema`; returns its key for {@link validator} and {@link release}. */
   retain(schema: Record<string, unknown>): string {
@@ -35,7 +33,6 @@ export class ValidatorCache {
     if (entry === undefined) throw new Error('validator requested for a schema that is not retained');
     if (entry.validator === null) {
       entry.validator = Compile(entry.schema) as unknown as Validator;
-      this.compiled++;
     }
     return entry.validator;
   }
@@ -46,8 +43,4 @@ export class ValidatorCache {
     if (entry !== undefined && --entry.refs <= 0) this.entries.delete(key);
   }
 
-  /** Distinct schemas held. */
-  get size(): number {
-    return this.entries.size;
-  }
 }
