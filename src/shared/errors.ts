@@ -33,6 +33,8 @@ export const GatewayErrorCode = {
   Degraded: 'DEGRADED',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
+  /** A bug: an unexpected exception, never an expected upstream or input failure (those have their own codes). */
+  Internal: 'INTERNAL',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -7,6 +7,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { CatalogSource } from '../catalog/types.js';
 import type { GatewayErrorCode, WireError } from '../errors.js';
 import type { MetricObjectJson } from '../metrics-types.js';
+import type { SnapshotMeta } from '../snapshot/layout.js';
 
 /** workerData of a shard worker. */
 export interface ShardWorkerData {
@@ -40,8 +41,12 @@ export interface RefreshWorkerData {
 export type RefreshEvent =
   /** The registry's route set; `removed` routes stop being served (404). */
   | { type: 'routes'; routeKeys: string[]; removed: string[] }
-  /** `listChanged`: it replaces a different catalog (the main thread announces it once installed). */
-  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; source: CatalogSource; warning: string | null; listChanged: boolean }
+  /**
+   * `listChanged`: it replaces a different catalog (the main thread announces it once installed).
+   * `meta`: the snapshot's own meta section (revision, toolCount, builtAt…), so no reader decodes the buffer for it;
+   * `source` is where this publication came from (`redis` for a warm start, whatever `meta.source` says).
+   */
+  | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; meta: SnapshotMeta; source: CatalogSource; warning: string | null; listChanged: boolean }
   | { type: 'route-unchanged'; routeKey: string; source: CatalogSource; warning: string | null }
   | { type: 'route-failed'; routeKey: string; code: GatewayErrorCode; message: string; conflicts: string[] }
   | {
