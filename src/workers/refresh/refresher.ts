@@ -178,9 +178,10 @@ export class Refresher {
     const replaced = route.revision !== null;
     // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
     const listChanged = replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate));
+    emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source, warning, listChanged });
+    // Recorded only once sent: a publication that threw is tried again next cycle, not taken for served.
     route.revision = catalog.revision;
     route.view = view;
-    emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source, warning, listChanged });
     return 'published';
   }
 
@@ -196,10 +197,10 @@ export class Refresher {
     route.warmTried = true;
     const view = await this.mirror.loadSnapshot(routeKey);
     if (view === null) return;
+    this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
     route.revision = view.meta.revision;
     route.view = view;
     route.storedRevision = view.meta.revision;
-    this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
   }
 }
 
