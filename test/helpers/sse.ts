@@ -2,7 +2,9 @@
  * The one SSE parser of the tests (docs/contracts/streaming-v0.3.md §2): a
  * complete or partial `text/event-stream` body → its events and comments in
  * arrival order, keeping what a contract check needs (the field names of
- * each event, the raw comment line) and the unterminated tail.
+ * each event, the raw comment line) and the unterminated tail. Lines end
+ * with `\n` only, as the contract says: a `\r\n` stream does not parse into
+ * complete blocks, so a test of it fails rather than passing by tolerance.
  */
 
 /** One SSE event: its `event` (default `message`), `data` lines joined by `\n`, `id` when sent, and every field name in order. */
@@ -33,7 +35,7 @@ export interface SseParse {
 /** Parses the complete SSE blocks (separated by a blank line) of `text`; an unterminated tail is returned, not parsed. */
 export function parseSse(text: string): SseParse {
   const items: SseItem[] = [];
-  const blocks = text.replace(/\r\n/g, '\n').split('\n\n');
+  const blocks = text.split('\n\n');
   const tail = blocks.pop() ?? '';
   for (const block of blocks) {
     if (block === '') continue;

@@ -3,7 +3,7 @@
  * a route runtime built from its manifest through the real snapshot encoding,
  * and the real undici-based ToolServiceClient.
  */
-import { createServer } from 'node:net';
+import { closedOrigin } from '../../../helpers/ports.js';
 import { validateManifest } from '../../../../src/shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../../../src/shared/catalog/merge.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
@@ -34,15 +34,6 @@ export interface Harness {
   runtime: RouteRuntime;
   client: ToolServiceClient;
   close(): Promise<void>;
-}
-
-/** An origin on which nothing listens (a port that was just released). */
-export async function closedOrigin(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }
 
 export async function startHarness(): Promise<Harness> {
