@@ -8,8 +8,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fetchManifestIfChanged } from '../../../../src/workers/refresh/fetch-manifest.js';
-import { manifestFor } from '../../../fixtures/tool-service.js';
+import { manifestFor, startFixtureToolService } from '../../../fixtures/tool-service.js';
 import {
+  closeAfterTest,
+  entry,
   erp,
   ERP,
   expectInitialLoadComplete,
@@ -21,6 +23,7 @@ import {
   ops,
   OPS,
   routesOf,
+  snapshotFor,
   staticConfig,
   useRefreshFixtures,
 } from './refresh-harness.js';
@@ -130,5 +133,21 @@ describe('manifest cache', () => {
     ]);
     expect(routesOf(events, 'route-snapshot')).toEqual(['process']);
     expect(logged).toEqual([{ details: { err: bug, service: 'hr-tools' }, message: 'unexpected exception while loading a manifest' }]);
+  });
+
+  it('ETag: an unchanged manifest costs a 304 and keeps serving the tools it had; a changed one is fetched in full', async () => {
+    const svc = await startFixtureToolService({ etag: true });
+    closeAfterTest(() => svc.close());
+    svc.setManifest(manifestFor([{ name: 'tagged' }], 'etag-tools'));
+    const h = harness(staticConfig({ tagged: [entry(svc, 'etag-tools')] }));
+    expect(routesOf((await h.cycle()).events, 'route-snapshot')).toEqual(['tagged']);
+    expect(svc.manifestNotModified).toBe(0);
+    const { events } = await h.cycle();
+    expect(svc.manifestNotModified).toBe(1);
+    expect(ofType(events, 'route-unchanged')).toEqual([{ type: 'route-unchanged', routeKey: 'tagged', source: 'static', warning: null }]);
+    svc.setManifest(manifestFor([{ name: 'tagged' }, { name: 'more' }], 'etag-tools'));
+    const changed = await h.cycle();
+    expect(svc.manifestNotModified).toBe(1);
+    expect(snapshotFor(changed.events, 'tagged')?.meta.toolCount).toBe(2);
   });
 });

@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 import {
   config,
   doc,
-  entry,
   ERP,
   expectInitialLoadComplete,
   harness,
@@ -18,7 +17,6 @@ import {
   listChanged,
   metaOf,
   ofType,
-  ops,
   OPS,
   portal,
   registryStatus,
