@@ -35,7 +35,7 @@ export const GatewayErrorCode = {
   CatalogPending: 'CATALOG_PENDING',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
-  /** A bug: an unexpected exception where a specific code was expected. Logged with its stack. */
+  /** A bug: an unexpected exception, never an expected upstream or input failure (those have their own codes). */
   Internal: 'INTERNAL',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];

@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
-import { ExampleGateways, loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+import { exchange } from '../helpers/mcp-client.js';
+import { ExampleGateways, loadExamples, parseJson, resolvePlaceholders } from './support.js';
 
 /** An execution example file. */
 interface ExecutionExample {
@@ -61,7 +62,8 @@ describe('Tool execution v1 golden examples (docs/contracts/examples/execution)'
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
     const headers = { 'content-type': 'application/json', accept: 'application/json', ...example.call.headers };
 
-    const got = await rawRequest(gw.port, 'POST', `/mcp/${example.route}`, headers, body);
+    const got = await exchange(gw, { method: 'POST', path: `/mcp/${example.route}`, headers, body });
+    expect(got.end, `${file}: the answer ends normally`).toEqual({ complete: true });
 
     expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(200);
     const json = parseJson(got.text) as { jsonrpc?: string; id?: unknown; result?: unknown; error?: unknown } | undefined;

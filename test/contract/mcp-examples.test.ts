@@ -9,7 +9,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+import { exchange } from '../helpers/mcp-client.js';
+import { loadExamples, parseJson, resolvePlaceholders } from './support.js';
 
 /** One Tool Service behind a route, as an example declares it. */
 interface DeclaredService {
@@ -112,7 +113,8 @@ describe('MCP endpoint golden examples (docs/contracts/examples/mcp)', () => {
     const routeServices = (routeKey !== undefined ? services.get(routeKey) : undefined) ?? [];
     const before = routeServices.reduce((n, s) => n + s.requests.length, 0);
 
-    const got = await rawRequest(gw.port, req.method, req.path, req.headers ?? {}, requestBody(req));
+    const got = await exchange(gw, { method: req.method, path: req.path, headers: req.headers ?? {}, body: requestBody(req) });
+    expect(got.end, `${file}: the answer ends normally`).toEqual({ complete: true });
 
     expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(want.status);
     for (const [name, value] of Object.entries(want.headers ?? {})) {

@@ -15,6 +15,7 @@ import type { RouteCatalog } from '../../src/shared/catalog/types.js';
 import { GatewayError } from '../../src/shared/errors.js';
 import { decodeSnapshot, encodeSnapshot, HEADER_BYTES, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type SnapshotMeta } from '../../src/shared/snapshot/layout.js';
 import { REGISTRY_COPY_FORMAT, RedisStore } from '../../src/workers/refresh/redis-store.js';
+import { waitUntil } from '../helpers/eventually.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { loadExamples, resolvePlaceholders } from './support.js';
 
@@ -64,9 +65,7 @@ async function storeFor(namespace: string): Promise<RedisStore> {
     store = new RedisStore(server.url, namespace, 2_000);
     stores.set(namespace, store);
   }
-  const deadline = Date.now() + 10_000;
-  while (!store.connected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  expect(store.connected, 'RedisStore did not connect').toBe(true);
+  await waitUntil(() => store.connected, 'the RedisStore connected');
   return store;
 }
 

@@ -9,7 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixtureToolService, type Behavior, type FixtureToolService } from '../fixtures/tool-service.js';
-import { ExampleGateways, loadExamples, parseJson, rawRequest, resolvePlaceholders } from './support.js';
+import { exchange } from '../helpers/mcp-client.js';
+import { parseSse, sseEvents, type SseComment } from '../helpers/sse.js';
+import { ExampleGateways, loadExamples, parseJson, resolvePlaceholders } from './support.js';
 
 /** An `sse/*.json` example. */
 interface SseExample {
@@ -38,33 +40,6 @@ const ROUTE_RE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** The route of an example: its file name without `.json` (a valid route key by the README's naming rule). */
 const routeOf = (file: string): string => file.replace(/\.json$/, '');
-
-/** SSE blocks of a complete body: events (event name, data text) and comments. */
-function parseSse(text: string): { events: Array<{ event: string; data: string; fields: string[] }>; comments: string[]; tail: string } {
-  const blocks = text.split('\n\n');
-  const tail = blocks.pop() ?? '';
-  const events: Array<{ event: string; data: string; fields: string[] }> = [];
-  const comments: string[] = [];
-  for (const block of blocks) {
-    const fields: string[] = [];
-    let event = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) {
-        comments.push(line);
-        continue;
-      }
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      fields.push(field);
-      if (field === 'event') event = value;
-      else if (field === 'data') data.push(value);
-    }
-    if (fields.length > 0) events.push({ event, data: data.join('\n'), fields });
-  }
-  return { events, comments, tail };
-}
 
 describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () => {
   const services = new Map<string, FixtureToolService>();
@@ -104,7 +79,8 @@ describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () =
     const gw = gateways.of(route);
     const body = Buffer.from(JSON.stringify(example.request.body));
 
-    const got = await rawRequest(gw.port, 'POST', `/mcp/${route}`, example.request.headers, body);
+    const got = await exchange(gw, { method: 'POST', path: `/mcp/${route}`, headers: example.request.headers, body });
+    expect(got.end, `${file}: the answer ends normally`).toEqual({ complete: true });
 
     expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(example.response.status);
     for (const [name, value] of Object.entries(example.response.headers)) {
@@ -118,9 +94,11 @@ describe('Streaming v0.3 golden transcripts (docs/contracts/examples/sse)', () =
     }
     const sse = parseSse(got.text);
     expect(sse.tail, `${file}: the stream ends with a complete event`).toBe('');
-    for (const c of sse.comments) expect(c, `${file}: the only comments are heartbeats`).toBe(': keep-alive');
-    for (const e of sse.events) expect(e.fields, `${file}: every event is "event: message" + one "data:" line`).toEqual(['event', 'data']);
-    const actual = sse.events.map((e) => ({ event: e.event, data: parseJson(e.data) }));
+    const comments = sse.items.filter((i): i is SseComment => i.kind === 'comment');
+    for (const c of comments) expect(c.line, `${file}: the only comments are heartbeats`).toBe(': keep-alive');
+    const events = sseEvents(sse.items);
+    for (const e of events) expect(e.fields, `${file}: every event is "event: message" + one "data:" line`).toEqual(['event', 'data']);
+    const actual = events.map((e) => ({ event: e.event, data: parseJson(e.data) }));
     const expected = example.response.events ?? [];
     expect(actual, `${file}: events in order`).toEqual(resolvePlaceholders(expected, actual));
   });

@@ -1,11 +1,11 @@
 /**
  * Shared machinery of the contract tests: loading the golden examples under
  * `docs/contracts/examples/`, the placeholder matcher their README defines,
- * and a raw HTTP client (node:http, so that a test can send any Host header
- * and any body byte-for-byte, which `fetch` does not allow).
+ * and the gateways that serve them. Requests go through
+ * `test/helpers/mcp-client.ts` (any Host header, any body byte for byte,
+ * which `fetch` does not allow).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
@@ -71,35 +71,6 @@ export function resolvePlaceholders(expected: unknown, actual: unknown): unknown
     return Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, resolvePlaceholders(v, a[k])]));
   }
   return expected;
-}
-
-/** An HTTP answer as the contract tests compare it. */
-export interface RawAnswer {
-  status: number;
-  /** Lowercase names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  text: string;
-}
-
-/** Sends one request to 127.0.0.1:`port` exactly as given (a `host` header replaces the default one). */
-export function rawRequest(port: number, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const h: Record<string, string> = { host: `127.0.0.1:${port}`, ...headers };
-    if (body !== undefined) h['content-length'] = String(body.length);
-    const req = request({ host: '127.0.0.1', port, method, path, headers: h, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const out: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-        resolve({ status: res.statusCode ?? 0, headers: out, text: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', reject);
-    });
-    // A server may answer (413) and close before the whole body is written; the answer still counts.
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** Parses JSON text, or returns `undefined` when it is not JSON. */

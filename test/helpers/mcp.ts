@@ -1,9 +1,8 @@
 /**
- * Typed views of gateway answers and small bounded-wait utilities for the
- * integration tests. Everything here asserts shape loudly (throws with the
+ * Typed views of gateway answers and the MCP calls the integration tests
+ * make most (`tools/call`, `tools/list`). Everything here asserts shape loudly (throws with the
  * raw answer) so a wrong answer fails the test with something readable.
  */
-import { createServer } from 'node:net';
 import { mcpPost, rpc, type Gateway, type HttpAnswer } from './gateway.js';
 
 /** A JSON-RPC response as the gateway writes it. */
@@ -78,26 +77,4 @@ export async function listToolNames(gw: Gateway, route: string): Promise<string[
     throw new Error(`tools/list on ${route} failed (HTTP ${answer.status}): ${answer.text.slice(0, 500)}`);
   }
   return result.tools.map((t) => t.name);
-}
-
-/** Polls `condition` every `intervalMs`, at most `tries` times; throws `what` when it never holds. */
-export async function waitUntil(condition: () => boolean, what: string, tries = 500, intervalMs = 10): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (condition()) return;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(`timed out waiting until ${what}`);
-}
-
-/** A TCP port on 127.0.0.1 that was just bound and released, so nothing listens on it. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('unexpected listen address');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
 }

@@ -4,7 +4,9 @@
  * machine lacks it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
+import { waitUntil } from './eventually.js';
+import { freePort } from './ports.js';
 
 /** A running redis-server. */
 export interface TestRedis {
@@ -16,32 +18,16 @@ export interface TestRedis {
   restart(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => (typeof a === 'object' && a !== null ? resolve(a.port) : reject(new Error('no port'))));
+/** True when something accepts TCP connections on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
     });
+    s.once('error', () => resolve(false));
   });
-}
-
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`redis-server did not listen on ${port} within ${timeoutMs} ms`);
 }
 
 /** Starts redis-server on a free 127.0.0.1 port. */
@@ -50,7 +36,7 @@ export async function startRedis(): Promise<TestRedis> {
   let child: ChildProcess | null = null;
   const start = async (): Promise<void> => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitForPort(port, 5_000);
+    await waitUntil(() => accepts(port), `redis-server listens on ${port}`, 5_000, 25);
   };
   await start();
   return {

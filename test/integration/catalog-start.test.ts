@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { httpRequest, mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { callTool, closedPort, listToolNames, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
+import { callTool, listToolNames, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
+import { closedOrigin } from '../helpers/ports.js';
 
 const MAX_TOOLS = 3;
 
@@ -66,7 +67,7 @@ async function setUp(): Promise<Setup> {
   const ssrf = await service([{ name: 'metadata', execution: { url: 'http://169.254.169.254/latest/meta-data' } }]);
   const manifest500 = await service([{ name: 'x' }]);
   manifest500.setManifestStatus(500);
-  const dead = `http://127.0.0.1:${await closedPort()}`;
+  const dead = await closedOrigin();
   return {
     services,
     routes: {

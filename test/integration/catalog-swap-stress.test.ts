@@ -1,24 +1,29 @@
 /**
- * Proof that catalog swaps are atomic (issue 3 "Proof that swaps are
- * atomic", SPEC §2): 20 routes whose Tool Services bump a version number N
- * every ~20 ms (every tool of one manifest carries the same N: in its
- * description, its version and its execution path `?v=N`), refreshed every
- * 10 ms, while 20 keep-alive connections send 2,000 mixed `tools/list` /
- * `tools/call` requests. Every `tools/list` must carry ONE N across all its
- * tools (no torn read), every answer must be 200 without a JSON-RPC error,
- * and on one connection the N seen per route never goes backwards.
+ * Proof that catalog swaps are atomic (docs/decisions/0003-route-snapshot-layout.md,
+ * docs/decisions/0007-catalog-refresh.md "Consequences"): 20 routes whose
+ * Tool Services bump a version number N every 100 answered requests, once a
+ * client has seen the current N (every tool of one manifest carries the same
+ * N: in its description, its version and its execution path `?v=N`),
+ * refreshed every 10 ms, while 20 keep-alive connections send 2,000 mixed
+ * `tools/list` / `tools/call` requests. Every `tools/list` must carry ONE N
+ * across all its tools (no torn read), every answer must be 200 without a
+ * JSON-RPC error, and on one connection the N seen per route never goes
+ * backwards. Bumping by requests served, not by the clock, makes the number
+ * of swaps under load the same on a fast machine and on a slow one.
  */
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFixturePortal, type FixturePortal } from '../fixtures/portal.js';
 import { startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { eventually, sleep } from '../helpers/eventually.js';
+import { eventually } from '../helpers/eventually.js';
 
 const ROUTES = Array.from({ length: 20 }, (_, i) => `r${String(i).padStart(2, '0')}`);
 const TOOLS = ['t0', 't1', 't2'];
 const REQUESTS = 2_000;
 const CONCURRENCY = 20;
+/** Answers between two catalog versions. */
+const BUMP_EVERY = 100;
 
 /** Version N of a route's manifest: every tool carries N in its description, version and execution path. */
 function manifest(route: string, n: number): unknown {
@@ -91,15 +96,17 @@ describe('atomic catalog swaps under load', { timeout: 120_000 }, () => {
     let lists = 0;
     let calls = 0;
 
-    // The bumper: every ~20 ms every Tool Service publishes N+1.
-    let bumping = true;
-    const bumper = (async () => {
-      while (bumping) {
-        await sleep(20);
-        version++;
-        services.forEach((s, i) => s.setManifest(manifest(ROUTES[i] as string, version)));
-      }
-    })();
+    // The bumper: every BUMP_EVERY answers, every Tool Service publishes N+1 — but only once some
+    // client has seen N, so that each version is swapped in while the load runs, however fast it runs.
+    let answered = 0;
+    let bumpedAt = 0;
+    const answeredOne = (): void => {
+      answered++;
+      if (answered - bumpedAt < BUMP_EVERY || !seen.has(version)) return;
+      bumpedAt = answered;
+      version++;
+      services.forEach((s, i) => s.setManifest(manifest(ROUTES[i] as string, version)));
+    };
 
     const origin = `http://127.0.0.1:${gw.port}`;
     let next = 0;
@@ -118,6 +125,7 @@ describe('atomic catalog swaps under load', { timeout: 120_000 }, () => {
             isList ? { jsonrpc: '2.0', id: i, method: 'tools/list' } : { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool, arguments: { i } } },
           );
           const published = version;
+          answeredOne();
           if (answer.status !== 200 || answer.body.error !== undefined || answer.body.result === undefined) {
             problems.push(`${route} #${i}: HTTP ${answer.status} ${answer.text.slice(0, 300)}`);
             continue;
@@ -153,12 +161,7 @@ describe('atomic catalog swaps under load', { timeout: 120_000 }, () => {
       }
     };
 
-    try {
-      await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
-    } finally {
-      bumping = false;
-      await bumper;
-    }
+    await Promise.all(Array.from({ length: CONCURRENCY }, (_, w) => worker(w)));
     console.info(`swap stress: ${lists} tools/list + ${calls} tools/call, ${seen.size} distinct catalog versions observed (N bumped to ${version})`);
     expect(problems.slice(0, 20)).toEqual([]);
     expect(lists + calls).toBe(REQUESTS);

@@ -8,8 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { httpRequest, mcpPost, rpc, startTestGateway, type Gateway, type HttpAnswer } from '../helpers/gateway.js';
-import { startHeldToolService, type HeldToolService } from '../helpers/held-tool-service.js';
-import { callTool, listToolNames, rpcBody, rpcError, toolResult, waitUntil } from '../helpers/mcp.js';
+import { callTool, listToolNames, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
 
 /** Route keys chosen so that, with 2 shards, two land on shard 0 and two on shard 1 (FNV-1a). */
 const ROUTES = ['core', 'process', 'information', 'alpha'] as const;
@@ -98,18 +97,21 @@ describe('two shard workers under many concurrent requests', () => {
 });
 
 describe('workers.maxPendingCallsPerShard bounds the calls in flight', () => {
-  let held: HeldToolService;
+  /** Its tool `hold` answers only once the test releases the calls: a known number stay in flight, whatever the timing. */
+  let held: FixtureToolService;
   let gw: Gateway;
 
   beforeAll(async () => {
-    held = await startHeldToolService();
+    held = await startFixtureToolService();
+    held.setManifest(manifestFor([{ name: 'hold' }], 'held-tools'));
+    held.setBehavior('/tools/hold', { kind: 'hold', then: { kind: 'echo' } });
     gw = await startTestGateway({
       workers: { shards: 1, maxPendingCallsPerShard: 2 },
       catalog: { static: { routes: { core: [{ id: 'held', baseUrl: held.url }] } } },
     });
   });
   afterAll(async () => {
-    held?.releaseAll();
+    held?.release();
     await gw?.close();
     await held?.close();
   });
@@ -117,7 +119,8 @@ describe('workers.maxPendingCallsPerShard bounds the calls in flight', () => {
   it('refuses the third concurrent call with 503 + Retry-After, keeps answering tools/list, and recovers', async () => {
     const first = callTool(gw, 'core', 'hold', { n: 1 }, { id: 'first' });
     const second = callTool(gw, 'core', 'hold', { n: 2 }, { id: 'second' });
-    await waitUntil(() => held.held === 2, 'both calls reached the Tool Service');
+    await held.whenRequests(2);
+    expect(held.held).toBe(2); // both calls reached the Tool Service and wait there
 
     const third = await callTool(gw, 'core', 'hold', { n: 3 }, { id: 'third' });
     expect(third.status).toBe(503);
@@ -125,12 +128,12 @@ describe('workers.maxPendingCallsPerShard bounds the calls in flight', () => {
     expect(rpcBody(third).id).toBe('third');
     expect(rpcError(third).message).toMatch(/maxPendingCallsPerShard/);
     expect((rpcError(third) as { data?: { reason?: string } }).data?.reason).toBe('SHARD_QUEUE_FULL');
-    expect(held.received).toBe(2);
+    expect(held.requests.length).toBe(2);
 
     // Answered by the acceptor from the snapshot: not bounded by the shard queue.
     expect(await listToolNames(gw, 'core')).toEqual(['hold']);
 
-    held.releaseAll();
+    held.release();
     const settled: HttpAnswer[] = await Promise.all([first, second]);
     for (const answer of settled) {
       expect(answer.status).toBe(200);

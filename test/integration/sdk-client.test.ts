@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { waitUntil } from '../helpers/mcp.js';
+import { waitUntil } from '../helpers/eventually.js';
 
 interface Exchange {
   method: string;

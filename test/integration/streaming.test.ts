@@ -6,282 +6,23 @@
  * queue slots or heartbeat timers), heartbeats, the per-tool timeout bounding
  * a stream, and the MCP SDK client receiving progress and log notifications.
  *
- * The Tool Service here is a real HTTP server that records, per call, whether
- * the gateway closed the request before the answer was complete, and counts
- * its open sockets, so an abort of the upstream request is observed from the
- * outside.
+ * The fixture Tool Service (test/fixtures/tool-service.ts) records, per
+ * call, whether the gateway closed the request before the answer was
+ * complete, and counts its open sockets, so an abort of the upstream request
+ * is observed from the outside.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, LoggingMessageNotificationSchema, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { manifestFor, type ToolDef } from '../fixtures/tool-service.js';
+import { manifestFor, startFixtureToolService, type FixtureToolService, type RecordedRequest, type ToolDef } from '../fixtures/tool-service.js';
 import { httpRequest, startTestGateway, type Gateway } from '../helpers/gateway.js';
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.js';
-import { waitUntil } from '../helpers/mcp.js';
-
-// ---------------------------------------------------------------------------
-// A Tool Service that streams NDJSON and records how each call ended.
-
-/** How the service answers one tool path. */
-type Script =
-  /** NDJSON lines (objects are JSON-encoded; strings written verbatim), `delayMs` apart, then the end of the body. */
-  | { kind: 'ndjson'; lines: unknown[]; delayMs?: number; firstDelayMs?: number; headers?: Record<string, string> }
-  /** A progress frame every `intervalMs` (progress 1, 2, 3, …) until the gateway closes the request. */
-  | { kind: 'endless'; intervalMs: number }
-  /** A JSON CallToolResult after `delayMs`. */
-  | { kind: 'json'; body: unknown; delayMs?: number };
-
-/** One call the service received. */
-interface ServedCall {
-  path: string;
-  body: unknown;
-  headers: Record<string, string | string[] | undefined>;
-  /** True once the response is closed; `complete` says whether it was finished by the service. */
-  closed: boolean;
-  complete: boolean;
-}
-
-interface StreamingToolService {
-  url: string;
-  setScript(path: string, script: Script): void;
-  readonly calls: ServedCall[];
-  /** TCP connections open right now (the gateway's pooled keep-alive connections included). */
-  readonly openSockets: number;
-  /** Calls whose response is not closed yet. */
-  readonly activeCalls: number;
-  close(): Promise<void>;
-}
+import { waitUntil } from '../helpers/eventually.js';
+import { openCall, SSE_ACCEPT, sseCall, toolsCallBody as toolsCall } from '../helpers/mcp-client.js';
+import { sseMessages as messages, type SseItem } from '../helpers/sse.js';
 
 const SERVICE_ID = 'stream-tools';
-
-async function startStreamingToolService(tools: Array<Partial<ToolDef> & { name: string }>): Promise<StreamingToolService> {
-  const manifest = JSON.stringify(manifestFor(tools, SERVICE_ID));
-  const scripts = new Map<string, Script>();
-  const calls: ServedCall[] = [];
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-
-  const later = (ms: number, fn: () => void): NodeJS.Timeout => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-    return t;
-  };
-
-  const serve = (req: IncomingMessage, res: ServerResponse, body: string): void => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    let parsed: unknown = body;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      // kept as text
-    }
-    const call: ServedCall = { path, body: parsed, headers: { ...req.headers }, closed: false, complete: false };
-    calls.push(call);
-    res.once('close', () => {
-      call.closed = true;
-      call.complete = res.writableFinished;
-    });
-    const script = scripts.get(path);
-    if (script === undefined) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no script"}');
-      return;
-    }
-    if (script.kind === 'json') {
-      later(script.delayMs ?? 0, () => {
-        if (res.destroyed) return;
-        const text = JSON.stringify(script.body);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-      });
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/x-ndjson', ...(script.kind === 'ndjson' ? script.headers : {}) });
-    res.flushHeaders();
-    if (script.kind === 'endless') {
-      let n = 0;
-      const interval = setInterval(() => {
-        if (res.destroyed) return;
-        res.write(JSON.stringify({ type: 'progress', progress: ++n, message: `tick ${n}` }) + '\n');
-      }, script.intervalMs);
-      res.once('close', () => clearInterval(interval));
-      return;
-    }
-    const lines = script.lines;
-    const writeFrom = (i: number): void => {
-      if (res.destroyed) return;
-      if (i >= lines.length) {
-        res.end();
-        return;
-      }
-      const line = lines[i];
-      res.write((typeof line === 'string' ? line : JSON.stringify(line)) + '\n');
-      later(script.delayMs ?? 0, () => writeFrom(i + 1));
-    };
-    later(script.firstDelayMs ?? 0, () => writeFrom(0));
-  };
-
-  const server = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/manifest') {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(manifest) }).end(manifest);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => serve(req, res, Buffer.concat(chunks).toString('utf8')));
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('unexpected listen address');
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    setScript: (path, script) => void scripts.set(path, script),
-    calls,
-    get openSockets() {
-      return sockets.size;
-    },
-    get activeCalls() {
-      return calls.filter((c) => !c.closed).length;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      }),
-  };
-}
-
-// ---------------------------------------------------------------------------
-// SSE client side.
-
-/** One SSE event (`event:` / `data:` / `id:` fields) or comment, in arrival order. */
-type SseItem = { kind: 'event'; event: string; data: string; id?: string } | { kind: 'comment'; text: string };
-
-/** Parses complete SSE blocks (separated by a blank line); an unterminated tail is ignored. */
-function parseSse(raw: string): SseItem[] {
-  const items: SseItem[] = [];
-  const blocks = raw.replace(/\r\n/g, '\n').split('\n\n');
-  blocks.pop(); // the part after the last blank line is not a complete block
-  for (const block of blocks) {
-    if (block === '') continue;
-    let event = 'message';
-    const data: string[] = [];
-    let id: string | undefined;
-    let isEvent = false;
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) {
-        items.push({ kind: 'comment', text: line.slice(1).trim() });
-        continue;
-      }
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      isEvent = true;
-      if (field === 'event') event = value;
-      else if (field === 'data') data.push(value);
-      else if (field === 'id') id = value;
-    }
-    if (isEvent) items.push({ kind: 'event', event, data: data.join('\n'), ...(id !== undefined ? { id } : {}) });
-  }
-  return items;
-}
-
-/** Events' `data` parsed as JSON. */
-function messages(items: readonly SseItem[]): Array<Record<string, unknown>> {
-  return items.filter((i): i is Extract<SseItem, { kind: 'event' }> => i.kind === 'event').map((e) => JSON.parse(e.data) as Record<string, unknown>);
-}
-
-/** A request whose answer is read as it arrives. */
-interface OpenCall {
-  /** Resolves with the status and headers once the response head arrived (rejects when the connection closes before). */
-  head: Promise<{ status: number; headers: Record<string, string> }>;
-  /** Everything received so far. */
-  raw(): string;
-  items(): SseItem[];
-  /** Resolves when the exchange is over: `complete` when the response ended normally, else how it ended. */
-  done: Promise<{ complete: boolean; error?: string }>;
-  /** Client disconnect: destroys the socket. */
-  disconnect(): void;
-  waitFor(condition: (items: SseItem[]) => boolean, what: string, timeoutMs?: number): Promise<void>;
-}
-
-const SSE_ACCEPT = 'application/json, text/event-stream';
-
-function openCall(port: number, route: string, body: unknown, headers: Record<string, string> = {}): OpenCall {
-  const text = JSON.stringify(body);
-  let raw = '';
-  let settleDone!: (v: { complete: boolean; error?: string }) => void;
-  const done = new Promise<{ complete: boolean; error?: string }>((r) => (settleDone = r));
-  let settleHead!: (v: { status: number; headers: Record<string, string> }) => void;
-  let failHead!: (e: Error) => void;
-  const head = new Promise<{ status: number; headers: Record<string, string> }>((resolve, reject) => {
-    settleHead = resolve;
-    failHead = reject;
-  });
-  head.catch(() => undefined);
-  const req = request(
-    {
-      host: '127.0.0.1',
-      port,
-      method: 'POST',
-      path: `/mcp/${route}`,
-      agent: false,
-      headers: { 'content-type': 'application/json', accept: SSE_ACCEPT, 'content-length': Buffer.byteLength(text), ...headers },
-    },
-    (res) => {
-      const h: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-      settleHead({ status: res.statusCode ?? 0, headers: h });
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (raw += c));
-      res.on('end', () => settleDone({ complete: true }));
-      res.on('close', () => settleDone({ complete: res.complete }));
-      res.on('error', (err) => settleDone({ complete: false, error: err.message }));
-    },
-  );
-  req.on('error', (err) => {
-    failHead(err);
-    settleDone({ complete: false, error: err.message });
-  });
-  req.end(text);
-  const items = (): SseItem[] => parseSse(raw);
-  return {
-    head,
-    raw: () => raw,
-    items,
-    done,
-    disconnect: () => req.destroy(),
-    waitFor: async (condition, what, timeoutMs = 5_000) => {
-      const until = Date.now() + timeoutMs;
-      while (!condition(items())) {
-        if (Date.now() > until) throw new Error(`timed out waiting for ${what}; received: ${raw.slice(0, 2000)}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    },
-  };
-}
-
-/** A whole call, read to its end. */
-async function sseCall(gw: Gateway, route: string, body: unknown, headers: Record<string, string> = {}) {
-  const call = openCall(gw.port, route, body, headers);
-  const head = await call.head;
-  const end = await call.done;
-  return { ...head, raw: call.raw(), items: call.items(), end };
-}
-
-function toolsCall(id: string | number, name: string, meta?: Record<string, unknown>, args: Record<string, unknown> = {}): Record<string, unknown> {
-  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } };
-}
-
 const LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 async function postJson(gw: Gateway, route: string, body: unknown, headers: Record<string, string> = {}) {
@@ -301,14 +42,6 @@ async function requestsWithOutcome(gw: Gateway, route: string, outcome: string):
   return sampleValue(await metricsOf(gw), 'mcp_gateway_requests_total', { route, method: 'tools/call', outcome }) ?? 0;
 }
 
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 // ---------------------------------------------------------------------------
 
 const RESULT = { content: [{ type: 'text', text: 'streamed result' }], structuredContent: { rows: 3 } };
@@ -320,14 +53,15 @@ const TOOLS: Array<Partial<ToolDef> & { name: string }> = [
 ];
 
 describe('streaming tools/call (contract v0.3)', () => {
-  let svc: StreamingToolService;
+  let svc: FixtureToolService;
   /** Defaults: heartbeat 15 s (never seen here), default log level info. */
   let gw: Gateway;
   /** heartbeat 50 ms, default log level warning, 4 call slots per shard (a leaked slot shows up as a 503). */
   let gwSmall: Gateway;
 
   beforeAll(async () => {
-    svc = await startStreamingToolService(TOOLS);
+    svc = await startFixtureToolService();
+    svc.setManifest(manifestFor(TOOLS, SERVICE_ID));
     const routes = { stream: [{ id: SERVICE_ID, baseUrl: svc.url }], other: [{ id: SERVICE_ID, baseUrl: svc.url }] };
     gw = await startTestGateway({ catalog: { static: { routes } } });
     gwSmall = await startTestGateway({
@@ -342,14 +76,14 @@ describe('streaming tools/call (contract v0.3)', () => {
     await svc?.close();
   });
   beforeEach(() => {
-    svc.setScript('/tools/plain', { kind: 'json', body: RESULT });
-    svc.setScript('/tools/endless', { kind: 'endless', intervalMs: 20 });
-    svc.setScript('/tools/timeboxed', { kind: 'endless', intervalMs: 50 });
+    svc.setBehavior('/tools/plain', { kind: 'json', body: RESULT });
+    svc.setBehavior('/tools/endless', { kind: 'endless', intervalMs: 20 });
+    svc.setBehavior('/tools/timeboxed', { kind: 'endless', intervalMs: 50 });
   });
 
   describe('SSE answer shape and order', () => {
     it('forwards progress (with the request token, strictly increasing) and log frames at or above the default level, then ends with the response', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         delayMs: 10,
         headers: { 'x-tool-secret': 's3cr3t-header', 'set-cookie': 'session=s3cr3t-cookie' },
@@ -375,9 +109,9 @@ describe('streaming tools/call (contract v0.3)', () => {
       // Every block is `event: message` + one `data:` line; no ids (no resumption), nothing else.
       const events = got.items.filter((i) => i.kind === 'event');
       expect(events.length).toBe(got.items.length);
-      for (const e of events) expect(e).toEqual({ kind: 'event', event: 'message', data: expect.any(String) });
-      expect(got.raw).toMatch(/^event: message\ndata: /);
-      expect(got.raw.endsWith('\n\n')).toBe(true);
+      for (const e of events) expect(e).toEqual({ kind: 'event', event: 'message', data: expect.any(String), fields: ['event', 'data'] });
+      expect(got.text).toMatch(/^event: message\ndata: /);
+      expect(got.text.endsWith('\n\n')).toBe(true);
 
       expect(messages(got.items)).toEqual([
         { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 1, total: 4, message: 'one' } },
@@ -388,12 +122,12 @@ describe('streaming tools/call (contract v0.3)', () => {
         { jsonrpc: '2.0', id: 'call-1', result: RESULT },
       ]);
       // The Tool Service's headers never reach the client.
-      expect(got.raw).not.toContain('s3cr3t');
+      expect(got.text).not.toContain('s3cr3t');
       expect(JSON.stringify(got.headers)).not.toContain('s3cr3t');
     });
 
     it('keeps a numeric progress token numeric', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         lines: [{ type: 'progress', progress: 0.5 }, { type: 'result', result: RESULT }],
       });
@@ -405,7 +139,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('sends no progress notifications without a progressToken; log frames still stream', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         lines: [
           { type: 'progress', progress: 1 },
@@ -423,7 +157,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('answers an NDJSON Tool Service as SSE even when no frame is forwarded (the response is the only event)', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         lines: [{ type: 'progress', progress: 1 }, { type: 'log', level: 'debug', data: 'dropped' }, { type: 'result', result: RESULT }],
       });
@@ -433,7 +167,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('ends the stream with the isError response when the Tool Service stream fails mid-way', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         lines: [{ type: 'progress', progress: 1 }, { type: 'error', message: 'disk full' }, { type: 'log', level: 'error', data: 'after the end: never read' }],
       });
@@ -466,20 +200,20 @@ describe('streaming tools/call (contract v0.3)', () => {
       ['error', ['error', 'emergency']],
       ['emergency', ['emergency']],
     ])('_meta level %s', async (level, expected) => {
-      svc.setScript('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
       const got = await sseCall(gw, 'stream', toolsCall(`lvl-${level}`, 'stream', { [LEVEL_KEY]: level }));
       expect(levelsOf(got.items)).toEqual(expected);
       expect(messages(got.items).at(-1)).toEqual({ jsonrpc: '2.0', id: `lvl-${level}`, result: RESULT });
     });
 
     it('without _meta (or with an invalid level) the configured default applies: info here', async () => {
-      svc.setScript('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
       expect(levelsOf((await sseCall(gw, 'stream', toolsCall(1, 'stream'))).items)).toEqual(['info', 'notice', 'warning', 'error', 'emergency']);
       expect(levelsOf((await sseCall(gw, 'stream', toolsCall(2, 'stream', { [LEVEL_KEY]: 'verbose' }))).items)).toEqual(['info', 'notice', 'warning', 'error', 'emergency']);
     });
 
     it('streaming.defaultLogLevel: warning drops info and notice unless the request asks for more', async () => {
-      svc.setScript('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
       expect(levelsOf((await sseCall(gwSmall, 'small', toolsCall(1, 'stream'))).items)).toEqual(['warning', 'error', 'emergency']);
       expect(levelsOf((await sseCall(gwSmall, 'small', toolsCall(2, 'stream', { [LEVEL_KEY]: 'info' }))).items)).toEqual(['info', 'notice', 'warning', 'error', 'emergency']);
     });
@@ -487,7 +221,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     it('logging/setLevel is acknowledged and changes nothing for later requests', async () => {
       const set = await postJson(gw, 'stream', { jsonrpc: '2.0', id: 'set', method: 'logging/setLevel', params: { level: 'emergency' } });
       expect(set.json).toEqual({ jsonrpc: '2.0', id: 'set', result: {} });
-      svc.setScript('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', lines: LOG_LINES });
       expect(levelsOf((await sseCall(gw, 'stream', toolsCall(1, 'stream'))).items)).toEqual(['info', 'notice', 'warning', 'error', 'emergency']);
     });
   });
@@ -500,18 +234,18 @@ describe('streaming tools/call (contract v0.3)', () => {
     ];
 
     it('Accept: application/json only: one JSON response, no notifications, same bytes as the final SSE event', async () => {
-      svc.setScript('/tools/stream', { kind: 'ndjson', lines: LINES, delayMs: 5 });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', lines: LINES, delayMs: 5 });
       const body = toolsCall('same', 'stream', { progressToken: 'tok', [LEVEL_KEY]: 'debug' });
       const json = await sseCall(gw, 'stream', body, { accept: 'application/json' });
       expect(json.status).toBe(200);
       expect(json.headers['content-type']).toBe('application/json');
-      expect(json.headers['content-length']).toBe(String(Buffer.byteLength(json.raw)));
-      expect(JSON.parse(json.raw)).toEqual({ jsonrpc: '2.0', id: 'same', result: RESULT });
-      expect(json.raw).not.toContain('notifications/');
+      expect(json.headers['content-length']).toBe(String(Buffer.byteLength(json.text)));
+      expect(JSON.parse(json.text)).toEqual({ jsonrpc: '2.0', id: 'same', result: RESULT });
+      expect(json.text).not.toContain('notifications/');
 
       const sse = await sseCall(gw, 'stream', body);
       const last = sse.items.at(-1);
-      expect(last?.kind === 'event' ? last.data : undefined).toBe(json.raw);
+      expect(last?.kind === 'event' ? last.data : undefined).toBe(json.text);
     });
 
     it.each([['application/json, text/event-stream'], ['text/event-stream, application/json'], ['*/*, text/event-stream']])(
@@ -520,15 +254,15 @@ describe('streaming tools/call (contract v0.3)', () => {
         const ok = await sseCall(gw, 'stream', toolsCall(9, 'plain', { progressToken: 'tok', [LEVEL_KEY]: 'debug' }), { accept });
         expect(ok.status).toBe(200);
         expect(ok.headers['content-type']).toBe('application/json');
-        expect(JSON.parse(ok.raw)).toEqual({ jsonrpc: '2.0', id: 9, result: RESULT });
+        expect(JSON.parse(ok.text)).toEqual({ jsonrpc: '2.0', id: 9, result: RESULT });
       },
     );
 
     it('a slow JSON Tool Service answer is plain JSON too (nothing streams while waiting)', async () => {
-      svc.setScript('/tools/plain', { kind: 'json', body: RESULT, delayMs: 200 });
+      svc.setBehavior('/tools/plain', { kind: 'delay', ms: 200, then: { kind: 'json', body: RESULT } });
       const got = await sseCall(gwSmall, 'small', toolsCall(10, 'plain'));
       expect(got.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(got.raw)).toEqual({ jsonrpc: '2.0', id: 10, result: RESULT });
+      expect(JSON.parse(got.text)).toEqual({ jsonrpc: '2.0', id: 10, result: RESULT });
     });
   });
 
@@ -538,10 +272,10 @@ describe('streaming tools/call (contract v0.3)', () => {
 
     it('aborts the upstream request of an in-flight streamed call and sends nothing more on its stream', async () => {
       const cancelledBefore = await toolCallsWithCause(gw, 'stream', 'cancelled');
-      const callsBefore = svc.calls.length;
-      const call = openCall(gw.port, 'stream', toolsCall('c-1', 'endless', { progressToken: 'pt' }), { 'mcp-session-id': 'session-a' });
+      const callsBefore = svc.requests.length;
+      const call = openCall(gw, 'stream', toolsCall('c-1', 'endless', { progressToken: 'pt' }), { 'mcp-session-id': 'session-a' });
       await call.waitFor((items) => items.length >= 2, 'two progress events');
-      const upstream = svc.calls[callsBefore] as ServedCall;
+      const upstream = svc.requests[callsBefore] as RecordedRequest;
       expect(upstream.path).toBe('/tools/endless');
 
       const res = await cancel('c-1', 'session-a');
@@ -550,24 +284,24 @@ describe('streaming tools/call (contract v0.3)', () => {
 
       const end = await call.done;
       expect(end.complete).toBe(true); // the stream is ended, not reset
+      const afterEnd = call.text();
       await waitUntil(() => upstream.closed, 'the Tool Service saw its request closed');
       expect(upstream.complete).toBe(false);
-      const afterEnd = call.raw();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(call.raw()).toBe(afterEnd);
+      // Nothing arrived while the upstream request was being torn down (nothing can: the response ended).
+      expect(call.text()).toBe(afterEnd);
       // Only progress events: no response for the cancelled request.
       const msgs = messages(call.items());
       expect(msgs.length).toBeGreaterThanOrEqual(2);
       for (const m of msgs) expect(m['method']).toBe('notifications/progress');
       expect(msgs.some((m) => 'id' in m)).toBe(false);
-      await eventually(async () => (await toolCallsWithCause(gw, 'stream', 'cancelled')) === cancelledBefore + 1, 'the call counted with cause cancelled');
+      await waitUntil(async () => (await toolCallsWithCause(gw, 'stream', 'cancelled')) === cancelledBefore + 1, 'the call counted with cause cancelled');
     });
 
     it('matches by route + mcp-session-id + id: another session or another route does not cancel', async () => {
-      const callsBefore = svc.calls.length;
-      const call = openCall(gw.port, 'stream', toolsCall(77, 'endless', { progressToken: 'pt' }), { 'mcp-session-id': 'session-b' });
+      const callsBefore = svc.requests.length;
+      const call = openCall(gw, 'stream', toolsCall(77, 'endless', { progressToken: 'pt' }), { 'mcp-session-id': 'session-b' });
       await call.waitFor((items) => items.length >= 1, 'a first event');
-      const upstream = svc.calls[callsBefore] as ServedCall;
+      const upstream = svc.requests[callsBefore] as RecordedRequest;
 
       expect((await cancel(77, 'session-other')).status).toBe(202);
       expect((await cancel(77)).status).toBe(202); // no session header
@@ -584,9 +318,9 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('ignores an ambiguous cancel: two in-flight calls with the same route, session and id', async () => {
-      const callsBefore = svc.calls.length;
-      const a = openCall(gw.port, 'stream', toolsCall(1, 'endless', { progressToken: 'a' }));
-      const b = openCall(gw.port, 'stream', toolsCall(1, 'endless', { progressToken: 'b' }));
+      const callsBefore = svc.requests.length;
+      const a = openCall(gw, 'stream', toolsCall(1, 'endless', { progressToken: 'a' }));
+      const b = openCall(gw, 'stream', toolsCall(1, 'endless', { progressToken: 'b' }));
       await a.waitFor((items) => items.length >= 1, 'call a streams');
       await b.waitFor((items) => items.length >= 1, 'call b streams');
       expect((await cancel(1)).status).toBe(202);
@@ -594,7 +328,7 @@ describe('streaming tools/call (contract v0.3)', () => {
       const seenB = b.items().length;
       await a.waitFor((items) => items.length >= seenA + 3, 'call a goes on');
       await b.waitFor((items) => items.length >= seenB + 3, 'call b goes on');
-      const upstreams = svc.calls.slice(callsBefore);
+      const upstreams = svc.requests.slice(callsBefore);
       expect(upstreams.length).toBe(2);
       for (const u of upstreams) expect(u.closed).toBe(false);
       a.disconnect();
@@ -603,14 +337,14 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('cancels an in-flight plain JSON call: upstream aborted, no answer is written', async () => {
-      const callsBefore = svc.calls.length;
-      const call = openCall(gw.port, 'stream', toolsCall('json-1', 'endless'), { accept: 'application/json', 'mcp-session-id': 'session-c' });
-      await waitUntil(() => svc.calls.length > callsBefore, 'the Tool Service received the call');
-      const upstream = svc.calls[callsBefore] as ServedCall;
+      const callsBefore = svc.requests.length;
+      const call = openCall(gw, 'stream', toolsCall('json-1', 'endless'), { accept: 'application/json', 'mcp-session-id': 'session-c' });
+      await waitUntil(() => svc.requests.length > callsBefore, 'the Tool Service received the call');
+      const upstream = svc.requests[callsBefore] as RecordedRequest;
       expect((await cancel('json-1', 'session-c')).status).toBe(202);
       const end = await call.done;
       expect(end.complete).toBe(false);
-      expect(call.raw()).toBe('');
+      expect(call.text()).toBe('');
       await waitUntil(() => upstream.closed, 'the upstream request closed');
       expect(upstream.complete).toBe(false);
     });
@@ -623,7 +357,7 @@ describe('streaming tools/call (contract v0.3)', () => {
       }
       // The gateway still answers normally.
       const ok = await sseCall(gw, 'stream', toolsCall(5, 'plain'));
-      expect(JSON.parse(ok.raw)).toEqual({ jsonrpc: '2.0', id: 5, result: RESULT });
+      expect(JSON.parse(ok.text)).toEqual({ jsonrpc: '2.0', id: 5, result: RESULT });
     });
   });
 
@@ -631,58 +365,58 @@ describe('streaming tools/call (contract v0.3)', () => {
     it('a disconnect mid-stream aborts the upstream request and is counted (cause cancelled, outcome aborted)', async () => {
       const cancelledBefore = await toolCallsWithCause(gwSmall, 'small', 'cancelled');
       const abortedBefore = await requestsWithOutcome(gwSmall, 'small', 'aborted');
-      const callsBefore = svc.calls.length;
-      const call = openCall(gwSmall.port, 'small', toolsCall('d-1', 'endless', { progressToken: 'pt' }));
+      const callsBefore = svc.requests.length;
+      const call = openCall(gwSmall, 'small', toolsCall('d-1', 'endless', { progressToken: 'pt' }));
       await call.waitFor((items) => items.filter((i) => i.kind === 'event').length >= 2, 'two events');
-      const upstream = svc.calls[callsBefore] as ServedCall;
+      const upstream = svc.requests[callsBefore] as RecordedRequest;
       call.disconnect();
       await waitUntil(() => upstream.closed, 'the Tool Service saw its request closed');
       expect(upstream.complete).toBe(false);
-      await eventually(async () => (await toolCallsWithCause(gwSmall, 'small', 'cancelled')) === cancelledBefore + 1, 'tool call counted as cancelled');
-      await eventually(async () => (await requestsWithOutcome(gwSmall, 'small', 'aborted')) === abortedBefore + 1, 'request counted as aborted');
+      await waitUntil(async () => (await toolCallsWithCause(gwSmall, 'small', 'cancelled')) === cancelledBefore + 1, 'tool call counted as cancelled');
+      await waitUntil(async () => (await requestsWithOutcome(gwSmall, 'small', 'aborted')) === abortedBefore + 1, 'request counted as aborted');
     });
 
     it('20 disconnects leak nothing: upstream sockets, call slots and heartbeat timers are all freed', async () => {
       const N = 20;
       // Warm up: one complete call so the pool holds its keep-alive connection.
-      expect(JSON.parse((await sseCall(gwSmall, 'small', toolsCall('warm', 'plain'))).raw)).toMatchObject({ id: 'warm' });
+      expect(JSON.parse((await sseCall(gwSmall, 'small', toolsCall('warm', 'plain'))).text)).toMatchObject({ id: 'warm' });
       await waitUntil(() => svc.activeCalls === 0, 'no call in flight before the loop');
       const socketsBefore = svc.openSockets;
       const timersBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
       const cancelledBefore = await toolCallsWithCause(gwSmall, 'small', 'cancelled');
       const abortedBefore = await requestsWithOutcome(gwSmall, 'small', 'aborted');
-      const callsBefore = svc.calls.length;
+      const callsBefore = svc.requests.length;
 
       for (let i = 0; i < N; i++) {
-        const call = openCall(gwSmall.port, 'small', toolsCall(`leak-${i}`, 'endless', { progressToken: i }));
+        const call = openCall(gwSmall, 'small', toolsCall(`leak-${i}`, 'endless', { progressToken: i }));
         // Streaming with heartbeats (50 ms) running: wait for a heartbeat and an event, then leave.
         await call.waitFor((items) => items.some((x) => x.kind === 'comment') && items.some((x) => x.kind === 'event'), 'a heartbeat and an event', 5_000);
         call.disconnect();
         await call.done;
       }
-      const ours = () => svc.calls.slice(callsBefore);
-      await waitUntil(() => ours().length === N && ours().every((c) => c.closed), 'every upstream request closed', 1_000);
+      const ours = () => svc.requests.slice(callsBefore);
+      await waitUntil(() => ours().length === N && ours().every((c) => c.closed), 'every upstream request closed');
       expect(ours().filter((c) => c.complete)).toEqual([]);
-      await eventually(async () => (await toolCallsWithCause(gwSmall, 'small', 'cancelled')) === cancelledBefore + N, `${N} tool calls counted as cancelled`);
-      await eventually(async () => (await requestsWithOutcome(gwSmall, 'small', 'aborted')) === abortedBefore + N, `${N} requests counted as aborted`);
+      await waitUntil(async () => (await toolCallsWithCause(gwSmall, 'small', 'cancelled')) === cancelledBefore + N, `${N} tool calls counted as cancelled`);
+      await waitUntil(async () => (await requestsWithOutcome(gwSmall, 'small', 'aborted')) === abortedBefore + N, `${N} requests counted as aborted`);
       // Aborted upstream connections are closed, not kept: the Tool Service holds no more sockets than before.
-      await waitUntil(() => svc.openSockets <= socketsBefore, `Tool Service sockets back to ${socketsBefore} (now ${svc.openSockets})`, 500);
+      await waitUntil(() => svc.openSockets <= socketsBefore, () => `Tool Service sockets back to ${socketsBefore} (now ${svc.openSockets})`, 5_000);
       // Heartbeat intervals of acceptor 0 (this thread) are cleared.
-      await new Promise((r) => setTimeout(r, 100));
-      const timersAfter = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-      expect(timersAfter - timersBefore).toBeLessThan(5);
+      const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      await waitUntil(() => timeouts() - timersBefore < 5, () => `heartbeat timers cleared (${timeouts() - timersBefore} more timers than before)`, 5_000);
+      expect(timeouts() - timersBefore).toBeLessThan(5);
       // Every call slot is free again: 4 concurrent calls (the per-shard limit) all succeed.
       const answers = await Promise.all([1, 2, 3, 4].map((i) => sseCall(gwSmall, 'small', toolsCall(`after-${i}`, 'plain'))));
       for (const [i, a] of answers.entries()) {
         expect(a.status).toBe(200);
-        expect(JSON.parse(a.raw)).toEqual({ jsonrpc: '2.0', id: `after-${i + 1}`, result: RESULT });
+        expect(JSON.parse(a.text)).toEqual({ jsonrpc: '2.0', id: `after-${i + 1}`, result: RESULT });
       }
     });
   });
 
   describe('heartbeats and timeouts', () => {
     it('a slow stream carries `: keep-alive` comments between events (streaming.heartbeatMs: 50)', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         delayMs: 300,
         lines: [{ type: 'log', level: 'error', data: 'first' }, { type: 'log', level: 'error', data: 'second' }, { type: 'result', result: RESULT }],
@@ -692,8 +426,8 @@ describe('streaming tools/call (contract v0.3)', () => {
       const kinds = got.items.map((i) => (i.kind === 'comment' ? `:${i.text}` : 'event'));
       const comments = got.items.filter((i) => i.kind === 'comment');
       expect(comments.length).toBeGreaterThanOrEqual(4);
-      for (const c of comments) expect(c).toEqual({ kind: 'comment', text: 'keep-alive' });
-      expect(got.raw).toContain(': keep-alive\n\n');
+      for (const c of comments) expect(c).toEqual({ kind: 'comment', text: 'keep-alive', line: ': keep-alive' });
+      expect(got.text).toContain(': keep-alive\n\n');
       // Heartbeats run between the events, and the response is still the last event.
       const firstEvent = kinds.indexOf('event');
       const between = kinds.slice(firstEvent + 1, kinds.lastIndexOf('event')).filter((k) => k !== 'event');
@@ -703,7 +437,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('heartbeats start with the stream, before the first forwarded frame (a quiet start is not cut by proxies)', async () => {
-      svc.setScript('/tools/stream', { kind: 'ndjson', firstDelayMs: 400, lines: [{ type: 'result', result: RESULT }] });
+      svc.setBehavior('/tools/stream', { kind: 'ndjson', firstDelayMs: 400, lines: [{ type: 'result', result: RESULT }] });
       const got = await sseCall(gwSmall, 'small', toolsCall('quiet', 'stream'));
       expect(got.headers['content-type']).toBe('text/event-stream');
       expect(got.items.filter((i) => i.kind === 'comment').length).toBeGreaterThanOrEqual(3);
@@ -711,7 +445,7 @@ describe('streaming tools/call (contract v0.3)', () => {
     });
 
     it('the per-tool timeout bounds a stream that never ends: isError response, upstream closed', async () => {
-      const callsBefore = svc.calls.length;
+      const callsBefore = svc.requests.length;
       const started = Date.now();
       const got = await sseCall(gw, 'stream', toolsCall('t-1', 'timeboxed', { progressToken: 'pt' }));
       const elapsed = Date.now() - started;
@@ -726,7 +460,7 @@ describe('streaming tools/call (contract v0.3)', () => {
         id: 't-1',
         result: { content: [{ type: 'text', text: 'Tool Service did not answer within 400 ms (timeout)' }], isError: true },
       });
-      const upstream = svc.calls[callsBefore] as ServedCall;
+      const upstream = svc.requests[callsBefore] as RecordedRequest;
       await waitUntil(() => upstream.closed, 'the upstream request closed after the timeout');
       expect(upstream.complete).toBe(false);
     });
@@ -734,7 +468,7 @@ describe('streaming tools/call (contract v0.3)', () => {
 
   describe('MCP SDK Client over StreamableHTTPClientTransport', () => {
     it('receives progress callbacks in order, log notifications and the result', async () => {
-      svc.setScript('/tools/stream', {
+      svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         delayMs: 15,
         lines: [

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService, type ToolDef } from '../fixtures/tool-service.js';
 import { startTestGateway, type Gateway } from '../helpers/gateway.js';
-import { callTool, closedPort, listToolNames, resultText, rpcBody, toolResult } from '../helpers/mcp.js';
+import { callTool, listToolNames, resultText, rpcBody, toolResult } from '../helpers/mcp.js';
+import { freePort } from '../helpers/ports.js';
 
 const ROUTE = 'core';
 const MAX_RESPONSE_BYTES = 4096;
@@ -42,7 +43,7 @@ describe('tools/call: Tool Service answer shapes and failures (SPEC §7)', () =>
 
   beforeAll(async () => {
     svc = await startFixtureToolService();
-    deadPort = await closedPort();
+    deadPort = await freePort();
     const tools: Array<Partial<ToolDef> & { name: string }> = [
       { name: 'ok' },
       { name: 'rich' },

@@ -1,7 +1,8 @@
 /**
- * Tool Service manifest v1 (SPEC §7): its schema and the validation that turns
- * one raw manifest into {@link CatalogTool}s. Everything here comes from
- * outside the gateway, so nothing is trusted before `Check` passes.
+ * Tool Service manifest v1 (docs/contracts/tool-service-manifest-v1.md): its
+ * schema and the validation that turns one raw manifest into
+ * {@link CatalogTool}s. Everything here comes from outside the gateway, so
+ * nothing is trusted before `Check` passes.
  */
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';

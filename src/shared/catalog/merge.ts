@@ -1,9 +1,11 @@
 /**
- * Per-route merge rules (SPEC §4): tool names unique across the Tool Services
- * of one route, the active-version rule, and the per-route exposure cap.
+ * Per-route merge rules (docs/contracts/tool-service-manifest-v1.md §3): tool
+ * names unique across the Tool Services of one route, the active-version rule
+ * ({@link resolveActiveVersions}), and the per-route exposure cap.
  */
 import { createHash } from 'node:crypto';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
+import { resolveActiveVersions } from './active-versions.js';
 import type { CatalogSource, CatalogTool, RouteCatalog } from './types.js';
 
 /** One Tool Service's validated contribution to a route. */
@@ -12,20 +14,10 @@ export interface ServiceTools {
   tools: CatalogTool[];
 }
 
-/**
- * Names that `tools/list` exposes: exactly one active version. Zero active is
- * unknown to `tools/call`; two or more is ambiguous and never resolved by picking one.
- */
+/** Tools that `tools/list` exposes: the names with exactly one active version (see {@link resolveActiveVersions}). */
 export function listedTools(tools: readonly CatalogTool[]): CatalogTool[] {
-  const active = new Map<string, CatalogTool[]>();
-  for (const t of tools) {
-    if (!t.active) continue;
-    const list = active.get(t.name);
-    if (list) list.push(t);
-    else active.set(t.name, [t]);
-  }
   const out: CatalogTool[] = [];
-  for (const versions of active.values()) if (versions.length === 1) out.push(versions[0] as CatalogTool);
+  for (const resolved of resolveActiveVersions(tools).values()) if (resolved.kind === 'tool') out.push(resolved.tool);
   return out;
 }
 

@@ -1,7 +1,7 @@
 /**
- * Portal registry document v1 (SPEC §7): route key → Tool Service entries.
- * An invalid entry rejects its route only; a document that is not a registry
- * at all is a Portal failure. Shared because the refresh worker reads it from
+ * Portal registry document v1 (docs/contracts/portal-registry-v1.md): route
+ * key → Tool Service entries. An invalid entry rejects its route only; a
+ * document that is not a registry at all is a Portal failure. Shared because the refresh worker reads it from
  * the Portal and from Redis, and static mode builds one from the config.
  */
 import Type from 'typebox';
@@ -18,7 +18,8 @@ const DocumentSchema = Type.Object({
   routes: Type.Record(Type.String(), Type.Unknown()),
 });
 /**
- * Registry entries are an external contract that extends compatibly (SPEC §7):
+ * Registry entries are an external contract that extends compatibly
+ * (docs/contracts/portal-registry-v1.md §2):
  * unknown members are allowed here and dropped, unlike in the config file,
  * where an unknown key is a typo.
  */

@@ -62,7 +62,11 @@ export interface RefreshWorkerData {
 export type RefreshEvent =
   /** The registry's route set; `removed` routes stop being served (404). */
   | { type: 'routes'; routeKeys: string[]; removed: string[] }
-  /** `listChanged`: it replaces a different catalog (main announces it once installed). `meta` saves main from decoding the snapshot. */
+  /**
+   * `listChanged`: it replaces a different catalog (the main thread announces it once installed).
+   * `meta`: the snapshot's own meta section (revision, toolCount, builtAt…), so no reader decodes the buffer for it;
+   * `source` is where this publication came from (`redis` for a warm start, whatever `meta.source` says).
+   */
   | { type: 'route-snapshot'; routeKey: string; snapshot: SharedArrayBuffer; meta: SnapshotMeta; source: CatalogSource; warning: string | null; listChanged: boolean }
   | { type: 'route-unchanged'; routeKey: string; source: CatalogSource; warning: string | null }
   | { type: 'route-failed'; routeKey: string; code: GatewayErrorCode; message: string; conflicts: string[] }

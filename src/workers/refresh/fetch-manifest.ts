@@ -6,29 +6,21 @@
  * validate → merge → encode steps live in manifest.ts, merge.ts and
  * snapshot/layout.ts.
  */
-import { request, type Dispatcher } from 'undici';
+import { request } from 'undici';
 import type { ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-
-/** GET `{baseUrl}{manifestPath}` with a timeout and a size limit; the body must be JSON. */
-export async function fetchManifest(
-  entry: ServiceEntry,
-  options: { timeoutMs: number; maxBytes: number; dispatcher?: Dispatcher | undefined },
-): Promise<unknown> {
-  const result = await fetchManifestIfChanged(entry, { ...options, etag: null });
-  return result.kind === 'manifest' ? result.manifest : undefined;
-}
 
 /** What a conditional manifest fetch produced. */
 export type ManifestFetch = { kind: 'not-modified' } | { kind: 'manifest'; manifest: unknown; etag: string | null };
 
 /**
- * Like {@link fetchManifest}, sending `If-None-Match: etag` when one is known:
- * a Tool Service that answers 304 costs no download, parse or validation.
+ * GET `{baseUrl}{manifestPath}` with a timeout and a size limit; the body
+ * must be JSON. Sends `If-None-Match: etag` when one is known: a Tool Service
+ * that answers 304 costs no download, parse or validation.
  */
 export async function fetchManifestIfChanged(
   entry: ServiceEntry,
-  options: { timeoutMs: number; maxBytes: number; etag: string | null; dispatcher?: Dispatcher | undefined },
+  options: { timeoutMs: number; maxBytes: number; etag: string | null },
 ): Promise<ManifestFetch> {
   const url = manifestUrl(entry);
   const unreachable = (why: string): GatewayError =>
@@ -40,7 +32,6 @@ export async function fetchManifestIfChanged(
       method: 'GET',
       headers: { accept: 'application/json', ...(options.etag !== null ? { 'if-none-match': options.etag } : {}) },
       signal: AbortSignal.timeout(options.timeoutMs),
-      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });
     if (res.statusCode === 304 && options.etag !== null) {
       await res.body.dump();

@@ -1,6 +1,6 @@
 /**
  * Optional Redis copy of the last good registry and of every route snapshot
- * (SPEC §7 "Redis"). Keys: `{ns}:portal-registry` (JSON with a format
+ * (docs/contracts/redis-v1.md). Keys: `{ns}:portal-registry` (JSON with a format
  * version) and `{ns}:route:{routeKey}` (the snapshot bytes, which carry their
  * own format version and CRC). Redis being down or slow never delays serving
  * or refresh beyond `redis.commandTimeoutMs`: no offline queue, no retries;

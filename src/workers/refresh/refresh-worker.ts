@@ -90,7 +90,7 @@ const portal =
     ? new PortalClient({ url: config.catalog.portal.url, timeoutMs: config.catalog.portal.timeoutMs, maxBytes: config.catalog.portal.maxBytes })
     : null;
 const redis = config.redis.url !== null ? new RedisStore(config.redis.url, config.redis.namespace, config.redis.commandTimeoutMs) : null;
-const refresher = new Refresher({ config, emit, portal, redis, published: data.published });
+const refresher = new Refresher({ config, emit, portal, redis, published: data.published, log });
 
 let stopped = false;
 let timer: NodeJS.Timeout | null = null;

@@ -1,25 +1,31 @@
 /**
- * One refresh cycle, and the state kept between cycles (SPEC §4): the
- * registry (Portal → memory → Redis copy, or the static config), each Tool
- * Service's last good manifest with backoff, the revision published per
- * route, and the mass-removal guard. Every route is refreshed in isolation:
- * nothing one route does can stop another's refresh (seed defect 1).
+ * One refresh cycle (docs/decisions/0007-catalog-refresh.md,
+ * docs/architecture.md "Catalog build, refresh and publication"): the
+ * registry from its {@link RegistrySource}, each route's Tool Services from
+ * the {@link ManifestCache}, merge → encode → `route-snapshot` when the
+ * catalog's revision changed, and the Redis copies through the
+ * {@link RedisMirror}. Every route is refreshed in isolation: nothing one
+ * route does — a failure, or a bug that throws — stops another's refresh.
+ *
+ * The state kept per route between cycles is one {@link RouteRecord} in one
+ * map, created when the route is first seen and deleted when the registry no
+ * longer names it.
  *
  * No threads and no timers here: the refresh worker drives `cycle()` and
  * forwards the events; tests call it directly.
  */
-import { fetchManifestIfChanged } from './fetch-manifest.js';
-import { validateManifest, type ManifestPolicy } from '../../shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../shared/catalog/merge.js';
-import { parseRegistry, staticRegistry, type Registry } from '../../shared/catalog/registry.js';
-import type { CatalogSource, CatalogTool } from '../../shared/catalog/types.js';
+import type { RouteCatalog } from '../../shared/catalog/types.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-import { decodeSnapshot, encodeSnapshot, snapshotMeta } from '../../shared/snapshot/layout.js';
+import { decodeSnapshot, encodeSnapshot, type SnapshotView } from '../../shared/snapshot/layout.js';
 import type { RefreshEvent } from '../../shared/threads/messages.js';
+import { ManifestCache, type BugLog } from './manifest-cache.js';
+import type { fetchManifestIfChanged } from './fetch-manifest.js';
 import type { PortalClient } from './portal-client.js';
+import { RedisMirror, type MirroredRoute } from './redis-mirror.js';
 import type { RedisStore } from './redis-store.js';
-import { Semaphore } from './semaphore.js';
+import { RegistrySource, routeKeys, type RegistryChange, type RegistryOutcome } from './registry-source.js';
 
 /** What a refresher needs from outside. */
 export interface RefresherDeps {
@@ -30,28 +36,15 @@ export interface RefresherDeps {
   /** Revisions already being served (after a refresh-worker restart), so unchanged routes are not re-published. */
   published?: Readonly<Record<string, string>>;
   now?: () => number;
-}
-
-/** Per Tool Service: the last good tools and the backoff state. */
-interface ServiceState {
-  tools: CatalogTool[] | null;
-  /** ETag of the manifest `tools` came from: the next fetch is conditional. */
-  etag: string | null;
-  failures: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-}
-
-/** A Tool Service's contribution this cycle: its tools (fresh or last good), and why not fresh. */
-interface ServiceOutcome {
-  entry: ServiceEntry;
-  tools: CatalogTool[] | null;
-  problem: { code: GatewayErrorCode; message: string } | null;
+  /** Where bugs (unexpected exceptions) are logged with their stack; default: nowhere. */
+  log?: BugLog;
+  /** Manifest fetch; tests replace it to make a load fail unexpectedly. */
+  fetchManifest?: typeof fetchManifestIfChanged;
 }
 
 /** Summary of one cycle, for metrics and logs. */
 export interface CycleReport {
-  registry: 'portal' | 'unchanged' | 'redis' | 'memory' | 'static' | 'none';
+  registry: RegistryOutcome;
   routes: number;
   published: number;
   failed: number;
@@ -59,59 +52,63 @@ export interface CycleReport {
   suspect: string | null;
 }
 
+/** Everything the refresher remembers about one route between cycles. */
+interface RouteRecord extends MirroredRoute {
+  /** The revision served: published by this worker, or by its previous life (`RefresherDeps.published`); `null` before the first. */
+  revision: string | null;
+  /** The snapshot this worker published (or warm-started); `null` when it published none. */
+  view: SnapshotView | null;
+  /** The Redis warm start was tried (it is tried once per route). */
+  warmTried: boolean;
+}
+
+/** The outcome of one route's refresh. */
+type RouteOutcome = 'published' | 'unchanged' | 'failed';
+
+const NO_LOG: BugLog = { error: () => undefined };
+
 /** Holds refresh state and runs cycles. */
 export class Refresher {
-  private registry: Registry | null = null;
-  private registrySource: CatalogSource = 'static';
-  private readonly published = new Map<string, string>();
-  private readonly warmTried = new Set<string>();
-  private readonly services = new Map<string, ServiceState>();
-  private readonly limiter: Semaphore;
-  private readonly policy: ManifestPolicy;
+  private readonly routes = new Map<string, RouteRecord>();
+  private readonly registry: RegistrySource;
+  private readonly manifests: ManifestCache;
+  private readonly mirror: RedisMirror;
   private readonly now: () => number;
+  private readonly log: BugLog;
   private initialLoadDone = false;
-  /** What is served, per route: its snapshot (to store in Redis) and the revision Redis holds. */
-  private readonly snapshots = new Map<string, SharedArrayBuffer>();
-  private readonly storedRevision = new Map<string, string>();
-  /** The registry document last accepted from the Portal, and whether Redis holds it. */
-  private registryDocument: { document: unknown; stored: boolean } | null = null;
-  /** RedisStore.generation at the last sync: a reconnection means every copy is stored again. */
-  private redisGeneration = -1;
-  /** Manifest fetches of the current cycle, so a Tool Service shared by several routes is fetched once. */
-  private inflight = new Map<string, Promise<ServiceOutcome>>();
 
   constructor(private readonly deps: RefresherDeps) {
-    const { config } = deps;
-    this.limiter = new Semaphore(config.catalog.manifestConcurrency);
-    this.policy = {
-      defaultTimeoutMs: config.tools.defaultTimeoutMs,
-      maxTimeoutMs: config.tools.maxTimeoutMs,
-      allowedExecutionOrigins: config.tools.allowedExecutionOrigins,
-    };
     this.now = deps.now ?? Date.now;
-    for (const [k, v] of Object.entries(deps.published ?? {})) this.published.set(k, v);
+    this.log = deps.log ?? NO_LOG;
+    this.registry = new RegistrySource(deps);
+    this.manifests = new ManifestCache({ config: deps.config, now: this.now, log: this.log, ...(deps.fetchManifest ? { fetch: deps.fetchManifest } : {}) });
+    this.mirror = new RedisMirror(deps);
+    for (const [routeKey, revision] of Object.entries(deps.published ?? {})) this.record(routeKey).revision = revision;
   }
 
   /** Runs one cycle. Never throws for upstream trouble: failures become events. */
   async cycle(): Promise<CycleReport> {
-    const report: CycleReport = { registry: 'none', routes: 0, published: 0, failed: 0, portalError: null, suspect: null };
-    this.inflight = new Map();
-    await this.refreshRegistry(report);
-    const registry = this.registry;
+    const poll = await this.registry.poll();
+    if (poll.change !== null) this.registryChanged(poll.change);
+    const report: CycleReport = { registry: poll.outcome, routes: 0, published: 0, failed: 0, portalError: poll.portalError, suspect: poll.suspect };
+    const registry = this.registry.current;
     if (registry === null) return report;
+    this.manifests.beginCycle();
     const keys = Object.keys(registry.routes);
     report.routes = keys.length;
     await Promise.all(
       keys.map(async (routeKey) => {
+        let outcome: RouteOutcome;
         try {
-          const outcome = await this.refreshRoute(routeKey, registry.routes[routeKey] ?? []);
-          if (outcome === 'published') report.published++;
-          if (outcome === 'failed') report.failed++;
+          outcome = await this.refreshRoute(routeKey, registry.routes[routeKey] ?? []);
         } catch (err) {
-          // A bug in one route's refresh must not stop the others.
-          report.failed++;
-          this.deps.emit({ type: 'route-failed', routeKey, code: GatewayErrorCode.ManifestInvalid, message: `refresh crashed: ${String(err)}`, conflicts: [] });
+          // A bug in one route's refresh must not stop the others, and must not pass for a manifest problem.
+          this.log.error({ err, route: routeKey }, 'route refresh crashed');
+          this.deps.emit({ type: 'route-failed', routeKey, code: GatewayErrorCode.Internal, message: `refresh of route "${routeKey}" crashed: ${String(err)}`, conflicts: [] });
+          outcome = 'failed';
         }
+        if (outcome === 'published') report.published++;
+        if (outcome === 'failed') report.failed++;
       }),
     );
     for (const [routeKey, reason] of Object.entries(registry.rejected)) {
@@ -122,249 +119,91 @@ export class Refresher {
       this.initialLoadDone = true;
       this.deps.emit({ type: 'initial-load-complete' });
     }
-    await this.syncRedis();
+    await this.mirror.sync(this.routes);
     return report;
   }
 
-  private async refreshRegistry(report: CycleReport): Promise<void> {
-    const { config, portal, redis, emit } = this.deps;
-    if (config.catalog.source === 'static' || portal === null) {
-      if (this.registry === null) this.applyRegistry(staticRegistry(config.catalog.static.routes), 'static');
-      report.registry = 'static';
-      return;
+  /** A new registry: forget the routes it no longer names (their whole record) and the Tool Services no route names. */
+  private registryChanged(change: RegistryChange): void {
+    const live = new Set(routeKeys(change.registry));
+    for (const routeKey of [...this.routes.keys()]) if (!live.has(routeKey)) this.routes.delete(routeKey);
+    this.manifests.retain(change.registry);
+    if (change.document !== null) this.mirror.registryAccepted(change.document);
+  }
+
+  private record(routeKey: string): RouteRecord {
+    let record = this.routes.get(routeKey);
+    if (record === undefined) {
+      record = { revision: null, view: null, storedRevision: null, warmTried: false };
+      this.routes.set(routeKey, record);
     }
-    let portalError: string | null = null;
-    try {
-      const poll = await portal.poll();
-      if (poll.kind === 'unchanged') report.registry = 'unchanged';
+    return record;
+  }
+
+  private async refreshRoute(routeKey: string, entries: ServiceEntry[]): Promise<RouteOutcome> {
+    const { emit, config } = this.deps;
+    const route = this.record(routeKey);
+    const source = this.registry.source;
+    const outcomes = await Promise.all(entries.map((e) => this.manifests.tools(e)));
+    const services: ServiceTools[] = [];
+    const unusable: string[] = [];
+    let unusableCode: GatewayErrorCode | null = null;
+    for (const o of outcomes) {
+      if (o.tools !== null) services.push({ serviceId: o.entry.id, tools: o.tools });
       else {
-        let next: Registry;
-        try {
-          next = parseRegistry(poll.document);
-        } catch (err) {
-          // Not a registry: forget its ETag, or the next poll's 304 would hide the failure.
-          portal.resetEtag();
-          throw err;
-        }
-        const suspect = this.removalSuspect(next);
-        if (suspect !== null) {
-          report.suspect = suspect;
-          // Fetch the whole document again next time rather than trusting a 304 of the suspect one.
-          portal.resetEtag();
-        } else {
-          this.applyRegistry(next, 'portal');
-          report.registry = 'portal';
-          this.registryDocument = { document: poll.document, stored: false };
-        }
+        unusable.push(o.problem?.message ?? `Tool Service "${o.entry.id}" has no usable manifest`);
+        unusableCode ??= o.problem?.code ?? GatewayErrorCode.ManifestUnreachable;
       }
-    } catch (err) {
-      portalError = GatewayError.is(err) ? err.message : String(err);
-      report.portalError = portalError;
-      report.registry = this.registry === null ? 'none' : 'memory';
-      if (this.registry === null && redis !== null) await this.loadRegistryFromRedis(report);
     }
-    emit({
-      type: 'registry-status',
-      portalUp: portalError === null,
-      portalError,
-      redisUp: redis === null ? null : redis.connected,
-      suspect: report.suspect,
-      revision: this.registry?.revision ?? null,
-      source: this.registry === null ? null : this.registrySource,
-    });
-  }
-
-  private async loadRegistryFromRedis(report: CycleReport): Promise<void> {
-    const redis = this.deps.redis;
-    if (redis === null) return;
-    const copy = await redis.loadRegistry();
-    if ('document' in copy) {
-      try {
-        this.applyRegistry(parseRegistry(copy.document), 'redis');
-        report.registry = 'redis';
-      } catch (err) {
-        this.deps.emit({ type: 'redis-problem', subject: 'registry', message: `registry copy rejected: ${GatewayError.is(err) ? err.message : String(err)}` });
-      }
-    } else if (copy.kind !== 'missing') {
-      this.deps.emit({ type: 'redis-problem', subject: 'registry', message: `registry copy unusable: ${copy.message}` });
-    }
-  }
-
-  /**
-   * A registry that would remove more than `catalog.maxRouteRemovalRatio` of
-   * the known routes at once (an empty document from a broken Portal, say)
-   * is suspect and not obeyed.
-   */
-  private removalSuspect(next: Registry): string | null {
-    if (this.registry === null) return null;
-    const before = new Set([...Object.keys(this.registry.routes), ...Object.keys(this.registry.rejected)]);
-    if (before.size === 0) return null;
-    const after = new Set([...Object.keys(next.routes), ...Object.keys(next.rejected)]);
-    const removed = [...before].filter((k) => !after.has(k)).length;
-    const ratio = removed / before.size;
-    const max = this.deps.config.catalog.maxRouteRemovalRatio;
-    if (ratio <= max) return null;
-    return `registry revision "${next.revision}" would remove ${removed} of ${before.size} routes (${(ratio * 100).toFixed(0)}% > catalog.maxRouteRemovalRatio ${max * 100}%); ignored`;
-  }
-
-  private applyRegistry(next: Registry, source: CatalogSource): void {
-    const routes = [...Object.keys(next.routes), ...Object.keys(next.rejected)].sort();
-    const removed = this.registry === null ? [] : [...Object.keys(this.registry.routes), ...Object.keys(this.registry.rejected)].filter((k) => !routes.includes(k));
-    for (const k of removed) {
-      this.published.delete(k);
-      this.warmTried.delete(k);
-      this.snapshots.delete(k);
-    }
-    this.registry = next;
-    this.registrySource = source;
-    this.pruneServices(next);
-    this.deps.emit({ type: 'routes', routeKeys: routes, removed });
-  }
-
-  private pruneServices(registry: Registry): void {
-    const live = new Set(Object.values(registry.routes).flatMap((entries) => entries.map(serviceKey)));
-    for (const key of [...this.services.keys()]) if (!live.has(key)) this.services.delete(key);
-  }
-
-  private async refreshRoute(routeKey: string, entries: ServiceEntry[]): Promise<'published' | 'unchanged' | 'failed'> {
-    const { emit, config, redis } = this.deps;
-    const outcomes = await Promise.all(entries.map((e) => this.serviceTools(e)));
-    const unusable = outcomes.filter((o) => o.tools === null);
-    if (unusable.length > 0) {
-      const message = `route "${routeKey}" not replaced: ${unusable.map((o) => o.problem?.message ?? `Tool Service "${o.entry.id}" has no usable manifest`).join('; ')}`;
-      const code = unusable[0]?.problem?.code ?? GatewayErrorCode.ManifestUnreachable;
-      if (!this.published.has(routeKey)) await this.warmStart(routeKey);
-      emit({ type: 'route-failed', routeKey, code, message, conflicts: [] });
+    if (unusableCode !== null) {
+      await this.refused(routeKey, route, unusableCode, `route "${routeKey}" not replaced: ${unusable.join('; ')}`, []);
       return 'failed';
     }
-    const services: ServiceTools[] = outcomes.map((o) => ({ serviceId: o.entry.id, tools: o.tools as CatalogTool[] }));
-    let catalog;
+    let catalog: RouteCatalog;
     try {
-      catalog = mergeRoute(routeKey, services, { maxToolsPerRoute: config.catalog.maxToolsPerRoute, source: this.registrySource, now: this.now() });
+      catalog = mergeRoute(routeKey, services, { maxToolsPerRoute: config.catalog.maxToolsPerRoute, source, now: this.now() });
     } catch (err) {
-      const e = GatewayError.is(err) ? err : new GatewayError(GatewayErrorCode.ManifestInvalid, String(err));
-      if (!this.published.has(routeKey)) await this.warmStart(routeKey);
-      emit({ type: 'route-failed', routeKey, code: e.code, message: e.message, conflicts: e.code === GatewayErrorCode.ToolNameConflict ? [...e.details] : [] });
+      // Expected refusals (conflict, cap) are GatewayErrors; anything else is a bug for cycle() to report.
+      if (!GatewayError.is(err)) throw err;
+      await this.refused(routeKey, route, err.code, err.message, err.code === GatewayErrorCode.ToolNameConflict ? [...err.details] : []);
       return 'failed';
     }
-    const degraded = outcomes.filter((o) => o.problem !== null).map((o) => o.problem?.message ?? '');
+    const degraded = outcomes.flatMap((o) => (o.problem === null ? [] : [o.problem.message]));
     const warning = degraded.length > 0 ? `serving last good manifest: ${degraded.join('; ')}` : null;
-    const previous = this.published.get(routeKey);
-    if (previous === catalog.revision) {
-      emit({ type: 'route-unchanged', routeKey, source: this.registrySource, warning });
+    if (route.revision === catalog.revision) {
+      emit({ type: 'route-unchanged', routeKey, source, warning });
       return 'unchanged';
     }
-    const snapshot = encodeSnapshot(catalog);
-    const before = this.snapshots.get(routeKey);
-    this.published.set(routeKey, catalog.revision);
-    this.snapshots.set(routeKey, snapshot);
+    const view = decodeSnapshot(encodeSnapshot(catalog));
+    const replaced = route.revision !== null;
     // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
-    const listChanged = previous !== undefined && (before === undefined || !sameListBytes(before, snapshot));
-    emit({ type: 'route-snapshot', routeKey, snapshot, meta: snapshotMeta(catalog), source: this.registrySource, warning, listChanged });
+    const listChanged = replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate));
+    emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source, warning, listChanged });
+    // Recorded only once sent: a publication that threw is tried again next cycle, not taken for served.
+    route.revision = catalog.revision;
+    route.view = view;
     return 'published';
   }
 
-  /** First catalog of a route failed: serve its Redis snapshot if there is a good one (once per route). */
-  private async warmStart(routeKey: string): Promise<void> {
-    const redis = this.deps.redis;
-    if (redis === null || this.warmTried.has(routeKey)) return;
-    this.warmTried.add(routeKey);
-    const copy = await redis.loadSnapshot(routeKey);
-    if ('view' in copy) {
-      this.published.set(routeKey, copy.view.meta.revision);
-      this.snapshots.set(routeKey, copy.view.buffer);
-      this.storedRevision.set(routeKey, copy.view.meta.revision);
-      this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: copy.view.buffer, meta: copy.view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
-    } else if (copy.kind !== 'missing') {
-      this.deps.emit({ type: 'redis-problem', subject: routeKey, message: `snapshot of route "${routeKey}" ignored: ${copy.message}` });
-    }
+  /** The route keeps what it serves; a route that serves nothing yet first tries its Redis copy (once). */
+  private async refused(routeKey: string, route: RouteRecord, code: GatewayErrorCode, message: string, conflicts: string[]): Promise<void> {
+    if (route.revision === null) await this.warmStart(routeKey, route);
+    this.deps.emit({ type: 'route-failed', routeKey, code, message, conflicts });
   }
 
-  /**
-   * Brings Redis up to date with what is served: every snapshot whose
-   * revision Redis does not hold, and the last accepted registry. Runs each
-   * cycle, so copies that failed (Redis down, not yet connected) are stored
-   * once Redis is back, not only when something changes.
-   */
-  private async syncRedis(): Promise<void> {
-    const { redis, emit } = this.deps;
-    if (redis === null || !redis.connected) return;
-    if (redis.generation !== this.redisGeneration) {
-      // A restarted Redis without persistence is empty: what it held before proves nothing now.
-      this.redisGeneration = redis.generation;
-      this.storedRevision.clear();
-      if (this.registryDocument !== null) this.registryDocument.stored = false;
-    }
-    const doc = this.registryDocument;
-    if (doc !== null && !doc.stored) {
-      doc.stored = await redis.saveRegistry(doc.document);
-      emit({ type: 'redis-problem', subject: 'registry', message: doc.stored ? null : 'could not store the registry copy' });
-    }
-    await Promise.all(
-      [...this.snapshots].map(async ([routeKey, snapshot]) => {
-        const revision = this.published.get(routeKey);
-        if (revision === undefined || this.storedRevision.get(routeKey) === revision) return;
-        const ok = await redis.saveSnapshot(routeKey, snapshot);
-        if (ok) this.storedRevision.set(routeKey, revision);
-        emit({ type: 'redis-problem', subject: routeKey, message: ok ? null : `could not store the snapshot of route "${routeKey}"` });
-      }),
-    );
-  }
-
-  private serviceTools(entry: ServiceEntry): Promise<ServiceOutcome> {
-    const key = serviceKey(entry);
-    const running = this.inflight.get(key);
-    if (running !== undefined) return running;
-    const outcome = this.loadService(key, entry);
-    this.inflight.set(key, outcome);
-    return outcome;
-  }
-
-  private loadService(key: string, entry: ServiceEntry): Promise<ServiceOutcome> {
-    let state = this.services.get(key);
-    if (state === undefined) {
-      state = { tools: null, etag: null, failures: 0, nextAttemptAt: 0, lastError: null };
-      this.services.set(key, state);
-    }
-    const s = state;
-    if (s.tools !== null && s.nextAttemptAt > this.now()) {
-      return Promise.resolve({ entry, tools: s.tools, problem: { code: GatewayErrorCode.ManifestUnreachable, message: `Tool Service "${entry.id}" backing off after: ${s.lastError ?? 'failure'}` } });
-    }
-    const { config } = this.deps;
-    return this.limiter.run(async () => {
-      try {
-        const fetched = await fetchManifestIfChanged(entry, {
-          timeoutMs: config.catalog.manifestTimeoutMs,
-          maxBytes: config.catalog.maxManifestBytes,
-          etag: s.tools !== null ? s.etag : null,
-        });
-        if (fetched.kind === 'not-modified' && s.tools !== null) {
-          Object.assign(s, { failures: 0, nextAttemptAt: 0, lastError: null });
-          return { entry, tools: s.tools, problem: null };
-        }
-        const raw = fetched.kind === 'manifest' ? fetched.manifest : undefined;
-        const result = validateManifest(raw, entry, this.policy);
-        if (!result.ok) {
-          throw new GatewayError(GatewayErrorCode.ManifestInvalid, `Tool Service "${entry.id}" manifest is invalid: ${result.problems.join('; ')}`, result.problems);
-        }
-        Object.assign(s, { tools: result.tools, etag: fetched.kind === 'manifest' ? fetched.etag : null, failures: 0, nextAttemptAt: 0, lastError: null });
-        return { entry, tools: result.tools, problem: null };
-      } catch (err) {
-        const e = GatewayError.is(err) ? err : new GatewayError(GatewayErrorCode.ManifestUnreachable, String(err));
-        s.failures++;
-        const backoff = Math.min(config.catalog.manifestMaxBackoffMs, config.catalog.refreshIntervalMs * 2 ** (s.failures - 1));
-        s.nextAttemptAt = this.now() + backoff;
-        s.lastError = e.message;
-        return { entry, tools: s.tools, problem: { code: e.code, message: e.message } };
-      }
-    });
+  /** First catalog of a route failed: serve its Redis snapshot if there is a good one (tried once per route). */
+  private async warmStart(routeKey: string, route: RouteRecord): Promise<void> {
+    if (route.warmTried) return;
+    route.warmTried = true;
+    const view = await this.mirror.loadSnapshot(routeKey);
+    if (view === null) return;
+    this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
+    route.revision = view.meta.revision;
+    route.view = view;
+    route.storedRevision = view.meta.revision;
   }
 }
 
-function sameListBytes(a: SharedArrayBuffer, b: SharedArrayBuffer): boolean {
-  return Buffer.from(decodeSnapshot(a).listTemplate).equals(Buffer.from(decodeSnapshot(b).listTemplate));
-}
-
-function serviceKey(entry: ServiceEntry): string {
-  return `${entry.id}\u0000${entry.baseUrl}\u0000${entry.manifestPath ?? '/manifest'}`;
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }

@@ -7,6 +7,7 @@
  */
 import type { Validator } from 'typebox/compile';
 import type { CatalogTool } from '../../shared/catalog/types.js';
+import { resolveActiveVersions } from '../../shared/catalog/active-versions.js';
 import type { SnapshotView } from '../../shared/snapshot/layout.js';
 import { ValidatorCache } from './validator-cache.js';
 
@@ -40,23 +41,15 @@ export class RouteRuntime {
     readonly snapshot: SnapshotView,
     private readonly cache: ValidatorCache = new ValidatorCache(),
   ) {
-    const active = new Map<string, CatalogTool[]>();
     // Trusted: snapshots reach a shard only from the refresh worker, which encoded them or validated them after reading them from Redis.
-    for (const tool of snapshot.catalogTools({ trusted: true })) {
-      if (!tool.active) continue;
-      const list = active.get(tool.name);
-      if (list) list.push(tool);
-      else active.set(tool.name, [tool]);
-    }
-    for (const [name, versions] of active) {
-      if (versions.length === 1) {
-        const tool = versions[0] as CatalogTool;
-        const key = cache.retain(tool.inputSchema);
-        this.schemaKeys.push(key);
-        this.byName.set(name, new ResolvedTool(tool, key, cache));
-      } else {
-        this.byName.set(name, { kind: 'ambiguous', versions: versions.map((v) => v.version) });
+    for (const [name, r] of resolveActiveVersions(snapshot.catalogTools({ trusted: true }))) {
+      if (r.kind === 'ambiguous') {
+        this.byName.set(name, r);
+        continue;
       }
+      const key = cache.retain(r.tool.inputSchema);
+      this.schemaKeys.push(key);
+      this.byName.set(name, new ResolvedTool(r.tool, key, cache));
     }
   }
 

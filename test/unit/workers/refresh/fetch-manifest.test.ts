@@ -1,6 +1,5 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchManifest, manifestUrl } from '../../../../src/workers/refresh/fetch-manifest.js';
+import { fetchManifestIfChanged, manifestUrl } from '../../../../src/workers/refresh/fetch-manifest.js';
 import { validateConfig } from '../../../../src/shared/config/load.js';
 import type { ServiceEntry } from '../../../../src/shared/config/schema.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
@@ -8,34 +7,7 @@ import { decodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 import type { RefreshEvent } from '../../../../src/shared/threads/messages.js';
 import { Refresher } from '../../../../src/workers/refresh/refresher.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
-
-/** A TCP server that accepts connections and never answers: a hung Tool Service. */
-async function startHungServer(): Promise<{ origin: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** An origin on which nothing listens (a port that was just released). */
-async function closedOrigin(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+import { closedOrigin } from '../../../helpers/ports.js';
 
 let good: FixtureToolService;
 let other: FixtureToolService;
@@ -43,7 +15,8 @@ let failing: FixtureToolService;
 let brokenJson: FixtureToolService;
 let invalid: FixtureToolService;
 let huge: FixtureToolService;
-let hung: Awaited<ReturnType<typeof startHungServer>>;
+/** Accepts the manifest request and never answers. */
+let hung: FixtureToolService;
 let refusedOrigin: string;
 
 beforeAll(async () => {
@@ -60,12 +33,12 @@ beforeAll(async () => {
   brokenJson.setManifestRaw('{"service": "broken", "tools": [');
   invalid.setManifest({ service: 'invalid', tools: [{ name: 'bad name', version: '1', inputSchema: { type: 'object' }, execution: { path: '/x' } }] });
   huge.setManifest(manifestFor([{ name: 'big', description: 'x'.repeat(2000) }]));
-  hung = await startHungServer();
+  hung = await startFixtureToolService();
+  hung.setManifestAnswer({ kind: 'hang' });
   refusedOrigin = await closedOrigin();
 });
 afterAll(async () => {
-  await Promise.all([good, other, failing, brokenJson, invalid, huge].map((s) => s?.close()));
-  await hung?.close();
+  await Promise.all([good, other, failing, brokenJson, invalid, huge, hung].map((s) => s?.close()));
 });
 
 const entry = (id: string, baseUrl: string): ServiceEntry => ({ id, baseUrl });
@@ -135,7 +108,7 @@ describe('routes are isolated (Refresher)', () => {
         huge: [entry('huge', huge.url)],
         last: [entry('other', other.url)],
       },
-      { manifestTimeoutMs: 300 },
+      { manifestTimeoutMs: 1_000 }, // the hung service costs this much; shorter fails fast services on a loaded machine
     );
     const outcome = (key: string): string => (snapshotOf(events, key) ? 'ok' : (failureOf(events, key)?.code ?? 'none'));
     expect(['first', 'status', 'broken', 'invalid', 'refused', 'hung', 'huge', 'last'].map((k) => [k, outcome(k)])).toEqual([
@@ -153,22 +126,47 @@ describe('routes are isolated (Refresher)', () => {
     expect(reason('broken')).toContain(`Tool Service "broken" manifest at ${brokenJson.origin}/manifest: body is not JSON`);
     expect(reason('invalid')).toMatch(/Tool Service "invalid" manifest is invalid: .*\/tools\/0\/name/);
     expect(reason('refused')).toContain(`Tool Service "refused" manifest at ${refusedOrigin}/manifest: ECONNREFUSED`);
-    expect(reason('hung')).toContain(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 300 ms`);
+    expect(reason('hung')).toContain(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 1000 ms`);
     expect(reason('huge')).toContain(`Tool Service "huge" manifest at ${huge.origin}/manifest: larger than catalog.maxManifestBytes (1024)`);
     const last = snapshotOf(events, 'last');
     expect(last && decodeSnapshot(last.snapshot).catalogTools().map((t) => t.name)).toEqual(['erp_order']);
   });
 });
 
-describe('fetchManifest', () => {
+describe('fetchManifestIfChanged', () => {
   it('returns the parsed manifest and throws coded GatewayErrors', async () => {
-    const opts = { timeoutMs: 10_000, maxBytes: 1024 };
-    expect(await fetchManifest(entry('good', good.url), opts)).toEqual(manifestFor([{ name: 'employee_search', title: 'Search' }, { name: 'employee_get' }], 'good'));
-    const err = await fetchManifest(entry('failing', failing.url), opts).catch((e: unknown) => e);
+    const opts = { timeoutMs: 10_000, maxBytes: 1024, etag: null };
+    expect(await fetchManifestIfChanged(entry('good', good.url), opts)).toEqual({
+      kind: 'manifest',
+      manifest: manifestFor([{ name: 'employee_search', title: 'Search' }, { name: 'employee_get' }], 'good'),
+      etag: null,
+    });
+    const err = await fetchManifestIfChanged(entry('failing', failing.url), opts).catch((e: unknown) => e);
     expect(GatewayError.is(err) && err.code).toBe('MANIFEST_UNREACHABLE');
-    const big = await fetchManifest(entry('huge', huge.url), opts).catch((e: unknown) => e);
+    const big = await fetchManifestIfChanged(entry('huge', huge.url), opts).catch((e: unknown) => e);
     expect(GatewayError.is(big) && big.code).toBe('MANIFEST_UNREACHABLE');
-    expect(await fetchManifest(entry('huge', huge.url), { ...opts, maxBytes: 1024 * 1024 })).toMatchObject({ service: 'fixture-tools' });
+    expect(await fetchManifestIfChanged(entry('huge', huge.url), { ...opts, maxBytes: 1024 * 1024 })).toMatchObject({ kind: 'manifest', manifest: { service: 'fixture-tools' } });
+  });
+
+  it('sends If-None-Match with a known ETag: 304 is not-modified, a changed manifest comes with its new ETag', async () => {
+    const svc = await startFixtureToolService({ etag: true });
+    try {
+      svc.setManifest(manifestFor([{ name: 'a' }], 'etagged'));
+      const e = entry('etagged', svc.url);
+      const opts = { timeoutMs: 10_000, maxBytes: 1024 * 1024 };
+      const first = await fetchManifestIfChanged(e, { ...opts, etag: null });
+      expect(first).toMatchObject({ kind: 'manifest', manifest: { service: 'etagged' }, etag: expect.stringMatching(/^".+"$/) });
+      const etag = first.kind === 'manifest' ? first.etag : null;
+      expect(await fetchManifestIfChanged(e, { ...opts, etag })).toEqual({ kind: 'not-modified' });
+      expect(svc.manifestNotModified).toBe(1);
+      svc.setManifest(manifestFor([{ name: 'a' }, { name: 'b' }], 'etagged'));
+      const changed = await fetchManifestIfChanged(e, { ...opts, etag });
+      expect(changed).toMatchObject({ kind: 'manifest', manifest: { tools: [{ name: 'a' }, { name: 'b' }] } });
+      expect(changed.kind === 'manifest' ? changed.etag : null).not.toBe(etag);
+      expect(svc.manifestNotModified).toBe(1);
+    } finally {
+      await svc.close();
+    }
   });
 
   it('builds the manifest URL from baseUrl and manifestPath', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteCatalog } from '../../../../src/shared/catalog/types.js';
 import { decodeSnapshot, encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 import { RedisStore } from '../../../../src/workers/refresh/redis-store.js';
+import { sleep, waitUntil } from '../../../helpers/eventually.js';
 import { startRedis, type TestRedis } from '../../../helpers/redis.js';
 
 const catalog = (routeKey: string, name = 'lookup'): RouteCatalog => ({
@@ -26,17 +27,9 @@ const catalog = (routeKey: string, name = 'lookup'): RouteCatalog => ({
 });
 const registryDoc = { revision: 'r1', routes: { core: [{ id: 'hr-tools', baseUrl: 'http://hr-tools:8080' }] } };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 /** The message of a `corrupt` answer, else ''. */
 const corruptMessage = (got: object): string => ('kind' in got && got.kind === 'corrupt' && 'message' in got ? String(got.message) : '');
-const connected = (s: RedisStore): Promise<void> => until(() => s.connected, 'the store to connect');
+const connected = (s: RedisStore): Promise<void> => waitUntil(() => s.connected, 'the store connected');
 
 let redis: TestRedis;
 let raw: Redis;
@@ -193,7 +186,7 @@ describe('RedisStore with Redis down or slow: every method resolves, false / una
       await connected(s);
       expect(await s.saveRegistry(registryDoc)).toBe(true);
       await own.stop(true);
-      await until(() => !s.connected, 'the store to notice');
+      await waitUntil(() => !s.connected, 'the store noticed');
       await expectUnavailable(s);
       await own.restart();
       await connected(s);

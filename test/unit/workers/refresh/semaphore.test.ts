@@ -1,7 +1,24 @@
-import { describe, expect, it } from 'vitest';
+/**
+ * The refresh worker's counting semaphore. Task durations run on vitest fake
+ * timers: the interleavings are the same on every machine, and nothing waits
+ * in real time.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Semaphore } from '../../../../src/workers/refresh/semaphore.js';
+import { sleep } from '../../../helpers/eventually.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Runs every timer (and what they start) until none is left, then returns `work`'s result. */
+async function drive<T>(work: Promise<T>): Promise<T> {
+  await vi.runAllTimersAsync();
+  return work;
+}
 
 /** Runs tasks through `sem`, recording the highest number running at once. */
 function tracker(): { task: <T>(body: () => Promise<T>) => () => Promise<T>; readonly max: number; readonly running: number } {
@@ -31,7 +48,7 @@ describe('Semaphore', () => {
     const sem = new Semaphore(limit);
     const t = tracker();
     const delays = Array.from({ length: 40 }, (_, i) => (i * 7) % 5); // 0–4 ms, 0 included (immediately settled tasks)
-    const results = await Promise.all(delays.map((ms, i) => sem.run(t.task(async () => (ms === 0 ? i : (await sleep(ms), i))))));
+    const results = await drive(Promise.all(delays.map((ms, i) => sem.run(t.task(async () => (ms === 0 ? i : (await sleep(ms), i)))))));
     expect(results).toEqual(delays.map((_, i) => i));
     expect(t.max).toBeLessThanOrEqual(limit);
     expect(t.max).toBe(limit); // and it does use its slots
@@ -49,7 +66,7 @@ describe('Semaphore', () => {
       // Starting the next run the moment a slot frees must not squeeze past a waiter.
       await Promise.all([chain(), chain()]);
     };
-    await Promise.all([chain(), chain(), chain()]);
+    await drive(Promise.all([chain(), chain(), chain()]));
     expect(started).toBe(60);
     expect(t.max).toBeLessThanOrEqual(2);
   });
@@ -60,7 +77,7 @@ describe('Semaphore', () => {
     let release!: () => void;
     const first = sem.run(() => new Promise<void>((r) => (release = r)));
     const rest = [1, 2, 3, 4].map((n) => sem.run(async () => void order.push(n)));
-    await sleep(5);
+    await vi.advanceTimersByTimeAsync(5);
     expect(order).toEqual([]); // all wait behind the first
     release();
     await Promise.all([first, ...rest]);

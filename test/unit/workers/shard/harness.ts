@@ -5,7 +5,7 @@
  * the acceptor's decision (`answerRequest`), the call frame, the shard's
  * {@link CallExecutor}, the result frame, and the acceptor's envelope.
  */
-import { createServer } from 'node:net';
+import { closedOrigin } from '../../../helpers/ports.js';
 import { validateManifest } from '../../../../src/shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../../../src/shared/catalog/merge.js';
 import { encodeSnapshot, snapshotListTemplate } from '../../../../src/shared/snapshot/layout.js';
@@ -114,15 +114,6 @@ export class FrameCollector implements FrameSink {
     if (done !== undefined) return Promise.resolve(done);
     return new Promise((resolve) => this.waiters.set(callId, resolve));
   }
-}
-
-/** An origin on which nothing listens (a port that was just released). */
-export async function closedOrigin(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
 }
 
 export async function startHarness(): Promise<Harness> {
