@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cpuBudget } from '../../../../src/shared/config/cpu-budget.js';
 import { DEFAULTS, DEMO_TOOL_SERVICE_PORT } from '../../../../src/shared/config/defaults.js';
 import { loadConfig, validateConfig } from '../../../../src/shared/config/load.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
@@ -32,7 +33,7 @@ function configProblems(fn: () => unknown): readonly string[] {
   return err.details;
 }
 
-const expectedShards = Math.max(1, availableParallelism() - 1);
+const expectedShards = Math.max(1, cpuBudget().cpus - 1);
 const coreRoutes = { core: [{ id: 'hr-tools', baseUrl: 'http://127.0.0.1:9001', manifestPath: '/manifest' }] };
 
 describe('loadConfig defaults', () => {
@@ -230,7 +231,7 @@ describe('validateConfig', () => {
     ]);
   });
 
-  it('resolves workers.shards 0 to max(1, cores - 1) and keeps an explicit count', () => {
+  it('resolves workers.shards 0 to max(1, CPU budget - acceptors) and keeps an explicit count', () => {
     expect(validateConfig({ workers: { shards: 0 } }).workers.shards).toBe(expectedShards);
     expect(validateConfig({ workers: { shards: 0 } }).workers.shards).toBeGreaterThanOrEqual(1);
     expect(validateConfig({ workers: { shards: 7 } }).workers.shards).toBe(7);
