@@ -20,6 +20,7 @@ import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { AcceptorToMain, AcceptorWorkerData, DirectoryEntry, MainToAcceptor } from '../shared/threads/messages.js';
 import { Acceptor } from './acceptor.js';
 import { CatalogPublisher, type CatalogEvents } from './catalog-publisher.js';
+import { assertPortAvailable } from './port-check.js';
 import { RefreshSupervisor } from './refresh-supervisor.js';
 import { RouteStatusBoard } from './route-status.js';
 import { ShardHandle } from './shard-pool.js';
@@ -188,6 +189,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   }
 
   async function listenAndRun(): Promise<Gateway> {
+    await assertPortAvailable({ host: config.server.host, port: config.server.port, hostKey: 'server.host', portKey: 'server.port' });
     let port = await acceptor0.listen(config.server.host, config.server.port);
     if (config.server.port === 0 && acceptorCount > 1) {
       // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.

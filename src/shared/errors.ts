@@ -33,6 +33,8 @@ export const GatewayErrorCode = {
   Degraded: 'DEGRADED',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
+  /** A listener's port cannot be bound (in use by any process, no permission, address not local). */
+  ListenFailed: 'LISTEN_FAILED',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 
