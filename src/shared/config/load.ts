@@ -5,6 +5,7 @@
  * `initial-config-validation.js` way).
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { parse as parseYaml } from 'yaml';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
@@ -67,6 +68,8 @@ function envNameFor(path: string[]): string {
 /** Inputs to {@link loadConfig}: the process's argv (without node and script) and environment. */
 export interface LoadConfigInput {
   argv: readonly string[];
+  /** Config file already taken from the command line (the CLI parses argv itself); wins over `--config` in argv and `MCP_GATEWAY_CONFIG`. */
+  configFile?: string;
   env: Readonly<Record<string, string | undefined>>;
   /** Told about each `MCP_GATEWAY_*` variable skipped as a Kubernetes service link (ADR-0009). */
   onIgnoredEnv?: (name: string, reason: string) => void;
@@ -109,6 +112,7 @@ function finish(merged: unknown, problems: string[], cpus?: number): GatewayConf
 }
 
 function configFilePath(input: LoadConfigInput, problems: string[]): string | undefined {
+  if (input.configFile !== undefined) return input.configFile;
   const i = input.argv.indexOf('--config');
   if (i >= 0) {
     const value = input.argv[i + 1];
@@ -125,7 +129,16 @@ function readConfigFile(file: string, problems: string[]): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    problems.push(`config file ${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? `not found (${resolve(file)} does not exist)`
+        : code === 'EACCES'
+          ? 'no permission to read it (EACCES)'
+          : code === 'EISDIR'
+            ? 'is a directory, not a file'
+            : `cannot be read (${code ?? String(err)})`;
+    problems.push(`config file ${file}: ${why}`);
     return undefined;
   }
   try {

@@ -110,8 +110,18 @@ describe('loadConfig files', () => {
   it('reports a missing file naming it', () => {
     const missing = join(dir, 'nope.yaml');
     expect(configProblems(() => loadConfig({ argv: ['--config', missing], env: {} }))).toEqual([
-      `config file ${missing}: cannot be read (ENOENT)`,
+      `config file ${missing}: not found (${missing} does not exist)`,
     ]);
+  });
+
+  it('reports a directory given as the config file', () => {
+    expect(configProblems(() => loadConfig({ argv: [], configFile: dir, env: {} }))).toEqual([`config file ${dir}: is a directory, not a file`]);
+  });
+
+  it('takes configFile (parsed by the CLI) over --config in argv and MCP_GATEWAY_CONFIG', () => {
+    const chosen = tempFile('server: { port: 9101 }');
+    const other = tempFile('server: { port: 9102 }');
+    expect(loadConfig({ argv: ['--config', other], configFile: chosen, env: { MCP_GATEWAY_CONFIG: other } }).server.port).toBe(9101);
   });
 
   it('reports a file that is not YAML/JSON, and one whose top level is not a mapping', () => {
