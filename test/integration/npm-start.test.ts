@@ -102,7 +102,8 @@ async function npmStart(): Promise<Started> {
     });
     void exited.then(() => reject(new Error(`npm start exited early:\n${out}`)));
   });
-  for (const pid of childrenOf(npm.pid)) started.push(pid);
+  // The script and anything it started (a shell's child, if the script did not exec), so a failure leaves nothing behind.
+  for (const pid of childrenOf(npm.pid)) started.push(pid, ...childrenOf(pid));
   return { npm, exited, ...ports };
 }
 
