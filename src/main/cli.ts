@@ -9,22 +9,16 @@
  * in use), 2 bad command line or configuration. Errors are one message naming
  * the key and the cause, never a stack trace, unless they are not ours.
  */
-import { readFileSync } from 'node:fs';
 import { stringify as toYaml } from 'yaml';
 import { loadConfig } from '../shared/config/load.js';
 import { redactConfig } from '../shared/config/redact.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayError } from '../shared/errors.js';
+import { SERVER_INFO } from '../shared/protocol/mcp.js';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args.js';
 import { startGateway } from './gateway.js';
 
 const NAME = 'mcp-route-gateway';
-
-/** `version` of the package.json beside `dist/` (the repository, the image's /app, or node_modules/mcp-route-gateway). */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-}
 
 async function main(): Promise<void> {
   let command: CliCommand;
@@ -41,7 +35,8 @@ async function main(): Promise<void> {
     return;
   }
   if (command.kind === 'version') {
-    process.stdout.write(`${packageVersion()}\n`);
+    // The same version `initialize` reports as serverInfo.version.
+    process.stdout.write(`${SERVER_INFO.version}\n`);
     return;
   }
 

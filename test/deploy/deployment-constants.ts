@@ -1,0 +1,12 @@
+/**
+ * Values the Dockerfile, the Kubernetes manifests and their tests must agree
+ * on. `ADMIN_PORT` becomes the manifests' `server.admin.port` when the admin
+ * listener lands (issue 13); until then the manifests keep the operating
+ * endpoints on the traffic port and the image only EXPOSEs it.
+ */
+
+/** Port of the admin listener (health, metrics) in the image and the manifests. */
+export const ADMIN_PORT = 9090;
+
+/** Where the image's CMD reads the config file and the Deployment mounts the ConfigMap. */
+export const CONFIG_MOUNT_PATH = '/etc/mcp-route-gateway/gateway.yaml';
