@@ -28,7 +28,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const START_BOUND_MS = 60_000;
-const STOP_BOUND_MS = 15_000;
+/** The manifests' terminationGracePeriodSeconds: a pod that takes longer is SIGKILLed. */
+const STOP_BOUND_MS = 30_000;
 const NOBODY = '65534';
 
 function repoRoot(): string {

@@ -10,13 +10,16 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = join(ROOT, 'dist', 'src', 'main', 'cli.js');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const dir = mkdtempSync(join(tmpdir(), 'mcp-gw-cli-'));
+/** Hang protection only (never a speed check): a busy 2-core CI machine can take seconds to start node. */
+const BOUND_MS = 40_000;
+vi.setConfig({ testTimeout: 2 * BOUND_MS });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Run {
@@ -36,7 +39,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** Runs the CLI to its exit, killing it after `boundMs`. */
-function runCli(args: string[], env: Record<string, string> = {}, boundMs = 10_000): Promise<Run> {
+function runCli(args: string[], env: Record<string, string> = {}, boundMs = BOUND_MS): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
