@@ -38,10 +38,15 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Runs the CLI to its exit, killing it after `boundMs`. */
-function runCli(args: string[], env: Record<string, string> = {}, boundMs = BOUND_MS): Promise<Run> {
+/** Runs the CLI to its exit, killing it after {@link BOUND_MS}. */
+function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return runScript(CLI, args, env);
+}
+
+/** Runs a built script with node to its exit, killing it after {@link BOUND_MS}. */
+function runScript(script: string, args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -50,7 +55,7 @@ function runCli(args: string[], env: Record<string, string> = {}, boundMs = BOUN
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, boundMs);
+    }, BOUND_MS);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr, timedOut });
@@ -82,6 +87,16 @@ describe('command-line mistakes are usage errors (exit 2, usage on stderr)', () 
     expect(run.stderr).toMatch(message);
     expect(run.stderr).toContain('usage: mcp-route-gateway');
     expect(run.stdout).toBe('');
+  });
+});
+
+describe('npm start (examples/demo.ts) parses its arguments as strictly', () => {
+  it('refuses an unknown option before starting anything (exit 2)', async () => {
+    const run = await runScript(join(ROOT, 'dist', 'examples', 'demo.js'), ['--conifg', 'gateway.yaml'], { ...SAFE_PORT_ENV, DEMO_TOOL_SERVICE_PORT: '0' });
+    expect(run.timedOut, 'the demo started instead of refusing').toBe(false);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("Unknown option '--conifg'");
+    expect(run.stdout).not.toContain('listening');
   });
 });
 
