@@ -2,8 +2,9 @@
  * `npm start` stops on SIGTERM/SIGINT (issue 13: `kill -TERM` on npm start's
  * pid left the gateway and the demo Tool Service running). npm forwards the
  * signal to the script's process; the script used to be `sh -c "build &&
- * node demo.js"`, so the shell took the signal and died, orphaning node. The
- * script now `exec`s node, so the signal reaches the demo, which closes the
+ * node demo.js"`, so the shell (dash, which does not exec its last command)
+ * took the signal and died, orphaning node. The build is now `prestart` and
+ * the script `exec`s node, so the signal reaches the demo, which closes the
  * gateway and the Tool Service.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -83,7 +84,9 @@ async function npmStart(): Promise<Started> {
     // Port 1 has no listener: the demo route fails its load at once and nobody else's server is called.
     MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{"demo":[{"id":"demo-tools","baseUrl":"http://127.0.0.1:1"}]}',
   });
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // --ignore-scripts skips only `prestart` (the build): rebuilding dist/ here would rewrite files
+  // that the other test files running in parallel are importing. `npm test` has just built it.
+  const npm = spawn('npm', ['start', '--ignore-scripts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (npm.pid === undefined) throw new Error('npm did not start');
   started.push(npm.pid);
   const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
