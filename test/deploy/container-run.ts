@@ -133,6 +133,11 @@ async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('test:container needs root (to switch to UID 65534 and remount read-only); CI runs as root');
   requireTool('setpriv', ['--version']);
   requireTool('unshare', ['--version']);
+  try {
+    execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, '-e', '0'], { stdio: 'ignore', env: {} });
+  } catch {
+    throw new Error(`${process.execPath} cannot be run by UID ${NOBODY}: the Node runtime (and its loader) must be world-readable, as in the image`);
+  }
 
   const scratch = mkdtempSync('/tmp/mcp-gw-container-');
   chmodSync(scratch, 0o755);
