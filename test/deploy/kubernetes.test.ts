@@ -9,6 +9,8 @@
  *
  * Without kubectl the suite is skipped with a reason on a developer machine
  * and fails under CI (CI=true), so CI can never pass without rendering.
+ * (Longer than ~300 lines: the object shapes and the kubelet's env resolution
+ * are shared by every check, so they stay in one file.)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
