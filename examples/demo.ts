@@ -1,9 +1,12 @@
 /**
  * `npm start`: the demo Tool Service plus a gateway in front of it, with the
- * curl lines to try it. Gateway arguments pass through
- * (`npm start -- --config gateway.yaml`); without `--config` the gateway's
- * embedded default config serves route `demo` from `http://127.0.0.1:3001`.
+ * curl lines to try it. The one argument is the gateway's `--config`
+ * (`npm start -- --config gateway.yaml`, parsed as strictly as the CLI does);
+ * without it the gateway's embedded default config serves route `demo` from
+ * `http://127.0.0.1:3001`. The `start` script execs node, so the SIGTERM or
+ * SIGINT npm forwards arrives here and stops both servers.
  */
+import { CliUsageError, parseCliArgs } from '../src/main/cli-args.js';
 import { startGateway, type Gateway } from '../src/main/gateway.js';
 import { DEMO_TOOL_SERVICE_PORT } from '../src/shared/config/defaults.js';
 import { loadConfig } from '../src/shared/config/load.js';
@@ -36,12 +39,25 @@ function curlLine(url: string, body: unknown): string {
   );
 }
 
+/** The gateway config file named on the command line (`npm start -- --config f`); other arguments are refused. */
+function configFileArgument(argv: readonly string[]): string | undefined {
+  const command = parseCliArgs(argv);
+  if (command.kind !== 'run') throw new CliUsageError('only --config <file> is accepted');
+  return command.configFile;
+}
+
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
+  let configFile: string | undefined;
+  try {
+    configFile = configFileArgument(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof CliUsageError)) throw error;
+    console.error(`npm start: ${error.message} (usage: npm start [-- --config <file>])`);
+    process.exit(2);
+  }
   const toolService = await startDemoToolService({ host: '127.0.0.1', port: readDemoPort(process.env) });
   console.log(`demo tool service listening on ${toolService.url}`);
-  const usesEmbeddedConfig =
-    !argv.some((arg) => arg === '--config' || arg.startsWith('--config=')) && !process.env['MCP_GATEWAY_CONFIG'];
+  const usesEmbeddedConfig = configFile === undefined && !process.env['MCP_GATEWAY_CONFIG'];
   if (usesEmbeddedConfig && toolService.port !== EMBEDDED_DEMO_PORT) {
     console.warn(
       `warning: the embedded config expects the demo tool service on port ${EMBEDDED_DEMO_PORT}; ` +
@@ -51,7 +67,7 @@ async function main(): Promise<void> {
 
   let gateway: Gateway;
   try {
-    gateway = await startGateway(loadConfig({ argv, env: process.env }));
+    gateway = await startGateway(loadConfig({ argv: [], configFile, env: process.env }));
     await gateway.initialLoad();
   } catch (error) {
     await toolService.close();

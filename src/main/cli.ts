@@ -1,40 +1,78 @@
 #!/usr/bin/env node
 /**
- * `mcp-route-gateway --config <file.yaml|json>`: loads and validates the
- * configuration (a bad one stops the start with every offending key named),
- * starts the gateway, and drains gracefully on SIGTERM/SIGINT.
+ * `mcp-route-gateway`: parses the command line strictly (cli-args.ts), loads
+ * and validates the configuration (a bad one stops the start with every
+ * offending key named), then either prints it (`--check-config`) or starts
+ * the gateway and drains on SIGTERM/SIGINT.
+ *
+ * Exit status: 0 ok (and after a drain), 1 failed to start (e.g. the port is
+ * in use), 2 bad command line or configuration. Errors are one message naming
+ * the key and the cause, never a stack trace, unless they are not ours.
  */
-import { GatewayError } from '../shared/errors.js';
+import { stringify as toYaml } from 'yaml';
 import { loadConfig } from '../shared/config/load.js';
+import { redactConfig } from '../shared/config/redact.js';
+import type { GatewayConfig } from '../shared/config/schema.js';
+import { GatewayError } from '../shared/errors.js';
+import { SERVER_INFO } from '../shared/protocol/mcp.js';
+import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args.js';
 import { startGateway } from './gateway.js';
 
-const USAGE = `usage: mcp-route-gateway [--config <file.yaml|file.json>]
-Without --config (or MCP_GATEWAY_CONFIG) the embedded default serves route "demo"
-from the demo Tool Service on http://127.0.0.1:3001. See docs/configuration.md.`;
+const NAME = 'mcp-route-gateway';
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(USAGE + '\n');
+  let command: CliCommand;
+  try {
+    command = parseCliArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    process.stderr.write(`${NAME}: ${err.message}\n\n${USAGE}\n`);
+    process.exitCode = 2;
     return;
   }
-  let config;
-  try {
-    config = loadConfig({ argv, env: process.env });
-  } catch (err) {
-    if (GatewayError.is(err)) {
-      process.stderr.write(`mcp-route-gateway: ${err.message}\n`);
-      process.exitCode = 2;
-      return;
-    }
-    throw err;
+  if (command.kind === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
   }
-  const gateway = await startGateway(config);
+  if (command.kind === 'version') {
+    // The same version `initialize` reports as serverInfo.version.
+    process.stdout.write(`${SERVER_INFO.version}\n`);
+    return;
+  }
+
+  const ignored: string[] = [];
+  let config: GatewayConfig;
+  try {
+    config = loadConfig({ argv: [], configFile: command.configFile, env: process.env, onIgnoredEnv: (name) => ignored.push(name) });
+  } catch (err) {
+    if (!GatewayError.is(err)) throw err;
+    process.stderr.write(`${NAME}: ${err.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+
+  if (command.kind === 'check-config') {
+    const safe = redactConfig(config);
+    process.stdout.write(command.format === 'json' ? `${JSON.stringify(safe, null, 2)}\n` : toYaml(safe));
+    if (ignored.length > 0) process.stderr.write(`${NAME}: ignored Kubernetes service-link variables: ${ignored.sort().join(', ')}\n`);
+    process.stderr.write(`${NAME}: configuration is valid\n`);
+    return;
+  }
+
+  let gateway;
+  try {
+    gateway = await startGateway(config);
+  } catch (err) {
+    if (!GatewayError.is(err)) throw err;
+    process.stderr.write(`${NAME}: failed to start: ${err.message}\n`);
+    process.exit(1);
+  }
   let stopping = false;
   const stop = (signal: string): void => {
+    // A second signal is ignored for now; forcing the exit on it belongs to the drain sequence (issue 13).
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`mcp-route-gateway: ${signal} received, draining\n`);
+    process.stderr.write(`${NAME}: ${signal} received, draining\n`);
     void gateway.close().then(() => process.exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -42,6 +80,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`mcp-route-gateway: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.stderr.write(`${NAME}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

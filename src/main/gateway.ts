@@ -22,6 +22,7 @@ import { Acceptor } from './acceptor.js';
 import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
+import { assertPortAvailable } from './port-check.js';
 import { RefreshThread } from './refresh-thread.js';
 import { RouteStatusBoard } from './route-status.js';
 import { ShardThread } from './shard-thread.js';
@@ -133,6 +134,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
 
   let port: number;
   try {
+    await assertPortAvailable({ host: config.server.host, port: config.server.port, hostKey: 'server.host', portKey: 'server.port' });
     port = await acceptor0.listen(config.server.host, config.server.port);
     if (config.server.port === 0 && config.workers.acceptors > 1) {
       // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.

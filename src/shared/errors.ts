@@ -37,6 +37,8 @@ export const GatewayErrorCode = {
   ShardUnavailable: 'SHARD_UNAVAILABLE',
   /** A bug: an unexpected exception, never an expected upstream or input failure (those have their own codes). */
   Internal: 'INTERNAL',
+  /** A listener's port cannot be bound (in use by any process, no permission, address not local). */
+  ListenFailed: 'LISTEN_FAILED',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -5,12 +5,14 @@
  * `initial-config-validation.js` way).
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { parse as parseYaml } from 'yaml';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
+import { cpuBudget } from './cpu-budget.js';
 import { DEFAULTS } from './defaults.js';
 import { ConfigSchema, ROUTE_KEY_PATTERN, type GatewayConfig } from './schema.js';
+import { isServiceLinkVariable } from './service-links.js';
 
 const validator = Compile(ConfigSchema);
 const routeKeyRe = new RegExp(ROUTE_KEY_PATTERN);
@@ -67,7 +69,13 @@ function envNameFor(path: string[]): string {
 /** Inputs to {@link loadConfig}: the process's argv (without node and script) and environment. */
 export interface LoadConfigInput {
   argv: readonly string[];
+  /** Config file already taken from the command line (the CLI parses argv itself); wins over `--config` in argv and `MCP_GATEWAY_CONFIG`. */
+  configFile?: string;
   env: Readonly<Record<string, string | undefined>>;
+  /** Told about each `MCP_GATEWAY_*` variable skipped as a Kubernetes service link (ADR-0009). */
+  onIgnoredEnv?: (name: string, reason: string) => void;
+  /** CPUs to size `workers.shards: 0` for; default: {@link cpuBudget} (cores, affinity and cgroup quota). */
+  cpus?: number;
 }
 
 /**
@@ -82,8 +90,8 @@ export function loadConfig(input: LoadConfigInput): GatewayConfig {
     const fromFile = readConfigFile(file, problems);
     if (fromFile !== undefined) merged = mergeInto(merged, fromFile, []);
   }
-  merged = mergeInto(merged, envOverrides(input.env, problems), []);
-  return finish(merged, problems);
+  merged = mergeInto(merged, envOverrides(input, problems), []);
+  return finish(merged, problems, input.cpus);
 }
 
 /** Validates an already-assembled object (tests, embedding); same checks as {@link loadConfig}. */
@@ -92,18 +100,20 @@ export function validateConfig(value: unknown): GatewayConfig {
 }
 
 /** Schema and cross-key checks, one error naming every problem, derived defaults, then freeze. */
-function finish(merged: unknown, problems: string[]): GatewayConfig {
+function finish(merged: unknown, problems: string[], cpus?: number): GatewayConfig {
   if (problems.length === 0) problems.push(...schemaProblems(merged));
   if (problems.length === 0) problems.push(...semanticProblems(merged as GatewayConfig));
   if (problems.length > 0) {
     throw new GatewayError(GatewayErrorCode.ConfigInvalid, `invalid configuration:\n  - ${problems.join('\n  - ')}`, problems);
   }
   const config = merged as GatewayConfig;
-  if (config.workers.shards === 0) config.workers.shards = Math.max(1, availableParallelism() - 1);
+  // Each acceptor thread (acceptor 0 is the main thread) needs a CPU of its own; shards get the rest.
+  if (config.workers.shards === 0) config.workers.shards = Math.max(1, (cpus ?? cpuBudget().cpus) - config.workers.acceptors);
   return deepFreeze(config);
 }
 
 function configFilePath(input: LoadConfigInput, problems: string[]): string | undefined {
+  if (input.configFile !== undefined) return input.configFile;
   const i = input.argv.indexOf('--config');
   if (i >= 0) {
     const value = input.argv[i + 1];
@@ -120,7 +130,16 @@ function readConfigFile(file: string, problems: string[]): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    problems.push(`config file ${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? `not found (${resolve(file)} does not exist)`
+        : code === 'EACCES'
+          ? 'no permission to read it (EACCES)'
+          : code === 'EISDIR'
+            ? 'is a directory, not a file'
+            : `cannot be read (${code ?? String(err)})`;
+    problems.push(`config file ${file}: ${why}`);
     return undefined;
   }
   try {
@@ -138,11 +157,16 @@ function readConfigFile(file: string, problems: string[]): unknown {
   }
 }
 
-function envOverrides(env: LoadConfigInput['env'], problems: string[]): Record<string, unknown> {
+function envOverrides(input: LoadConfigInput, problems: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const byEnv = new Map(CONFIG_KEYS.map((k) => [k.env, k]));
-  for (const [name, raw] of Object.entries(env)) {
+  for (const [name, raw] of Object.entries(input.env)) {
     if (!name.startsWith('MCP_GATEWAY_') || raw === undefined || name === ENV_CONFIG_FILE) continue;
+    // A Service named mcp-gateway (or mcp-gateway-server, …) injects these; they are never settings.
+    if (isServiceLinkVariable(name, raw)) {
+      input.onIgnoredEnv?.(name, 'Kubernetes service link');
+      continue;
+    }
     const aliasPath = ENV_ALIASES[name];
     const key = aliasPath !== undefined ? CONFIG_KEYS.find((k) => k.path === aliasPath) : byEnv.get(name);
     if (key === undefined) {

@@ -41,7 +41,7 @@ export const ConfigSchema = Type.Object(
     ),
     workers: Type.Object(
       {
-        /** `0` = max(1, cores − 1), resolved at load time. */
+        /** `0` = max(1, CPU budget − acceptors), resolved at load time (cpu-budget.ts: cores and cgroup quota). */
         shards: PositiveInt(0, 256),
         acceptors: PositiveInt(1, 64),
         maxPendingCallsPerShard: PositiveInt(1, 1_000_000),

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cpuBudget } from '../../../../src/shared/config/cpu-budget.js';
 import { DEFAULTS, DEMO_TOOL_SERVICE_PORT } from '../../../../src/shared/config/defaults.js';
 import { loadConfig, validateConfig } from '../../../../src/shared/config/load.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
@@ -32,7 +33,7 @@ function configProblems(fn: () => unknown): readonly string[] {
   return err.details;
 }
 
-const expectedShards = Math.max(1, availableParallelism() - 1);
+const expectedShards = Math.max(1, cpuBudget().cpus - 1);
 const coreRoutes = { core: [{ id: 'hr-tools', baseUrl: 'http://127.0.0.1:9001', manifestPath: '/manifest' }] };
 
 describe('loadConfig defaults', () => {
@@ -109,8 +110,18 @@ describe('loadConfig files', () => {
   it('reports a missing file naming it', () => {
     const missing = join(dir, 'nope.yaml');
     expect(configProblems(() => loadConfig({ argv: ['--config', missing], env: {} }))).toEqual([
-      `config file ${missing}: cannot be read (ENOENT)`,
+      `config file ${missing}: not found (${missing} does not exist)`,
     ]);
+  });
+
+  it('reports a directory given as the config file', () => {
+    expect(configProblems(() => loadConfig({ argv: [], configFile: dir, env: {} }))).toEqual([`config file ${dir}: is a directory, not a file`]);
+  });
+
+  it('takes configFile (parsed by the CLI) over --config in argv and MCP_GATEWAY_CONFIG', () => {
+    const chosen = tempFile('server: { port: 9101 }');
+    const other = tempFile('server: { port: 9102 }');
+    expect(loadConfig({ argv: ['--config', other], configFile: chosen, env: { MCP_GATEWAY_CONFIG: other } }).server.port).toBe(9101);
   });
 
   it('reports a file that is not YAML/JSON, and one whose top level is not a mapping', () => {
@@ -236,7 +247,7 @@ describe('validateConfig', () => {
     ]);
   });
 
-  it('resolves workers.shards 0 to max(1, cores - 1) and keeps an explicit count', () => {
+  it('resolves workers.shards 0 to max(1, CPU budget - acceptors) and keeps an explicit count', () => {
     expect(validateConfig({ workers: { shards: 0 } }).workers.shards).toBe(expectedShards);
     expect(validateConfig({ workers: { shards: 0 } }).workers.shards).toBeGreaterThanOrEqual(1);
     expect(validateConfig({ workers: { shards: 7 } }).workers.shards).toBe(7);

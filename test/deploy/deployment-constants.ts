@@ -1,0 +1,24 @@
+/**
+ * Values the Dockerfile, the Kubernetes manifests and their tests must agree
+ * on. `ADMIN_PORT` becomes the manifests' `server.admin.port` when the admin
+ * listener lands (issue 13); until then the manifests keep the operating
+ * endpoints on the traffic port and the image only EXPOSEs it.
+ */
+
+/** Port of the admin listener (health, metrics) in the image and the manifests. */
+export const ADMIN_PORT = 9090;
+
+/** Where the image's CMD reads the config file and the Deployment mounts the ConfigMap. */
+export const CONFIG_MOUNT_PATH = '/etc/mcp-route-gateway/gateway.yaml';
+
+/**
+ * The drain the manifests are sized for, until `server.drainDelayMs` and
+ * `server.drainTimeoutMs` exist (then the test reads them from the ConfigMap):
+ * readiness fails at once and traffic is still served for the delay, then
+ * in-flight calls get the timeout.
+ */
+export const DESIGNED_DRAIN_DELAY_MS = 5_000;
+export const DESIGNED_DRAIN_TIMEOUT_MS = 20_000;
+
+/** Time the process needs after the drain to close its threads and exit, within the grace period. */
+export const EXIT_MARGIN_MS = 5_000;
