@@ -2,9 +2,9 @@
  * Hand-written SVG chart of a bench run (no plotting dependency): two panels
  * of grouped bars, one group per workload — server CPU µs per request (lower
  * is better) and req/s (higher is better) — each group comparing the gateway
- * with the baseline measured in the same run. The README embeds the result
- * (`docs/bench/latest.svg`), so the file must render on its own: inline
- * styles only, system fonts, fixed size.
+ * with the baseline and the comparators measured in the same run. The README
+ * embeds the result (`docs/bench/latest.svg`), so the file must render on its
+ * own: inline styles only, system fonts, fixed size.
  */
 
 /** One group of bars: a workload, its baseline (if any) and the gateway. */
@@ -14,6 +14,8 @@ export interface ChartGroup {
   /** Legend-free name of the baseline bar, e.g. "bare uWS". */
   baselineLabel?: string;
   baseline?: { cpuMicrosPerReq: number; reqPerSec: number };
+  /** Other servers measured in the same run (e.g. the inline gateway), drawn between baseline and gateway. */
+  references?: Array<{ label: string; value: { cpuMicrosPerReq: number; reqPerSec: number } }>;
   gatewayLabel?: string;
   gateway?: { cpuMicrosPerReq: number; reqPerSec: number };
   /** Gateway ÷ baseline as the report computes them (median of per-repeat ratios). */
@@ -25,6 +27,7 @@ const PANEL_HEIGHT = 300;
 const MARGIN = { left: 64, right: 16, top: 56, bottom: 82 };
 const GATEWAY_COLOR = '#2563eb';
 const BASELINE_COLOR = '#9ca3af';
+const REFERENCE_COLOR = '#f59e0b';
 
 function esc(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -51,7 +54,7 @@ function panel(groups: ChartGroup[], y0: number, title: string, pick: (v: { cpuM
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = PANEL_HEIGHT - MARGIN.top - MARGIN.bottom;
   const top = y0 + MARGIN.top;
-  const values = groups.flatMap((g) => [g.baseline, g.gateway].filter((v) => v !== undefined).map((v) => pick(v)));
+  const values = groups.flatMap((g) => [g.baseline, ...(g.references ?? []).map((r) => r.value), g.gateway].filter((v) => v !== undefined).map((v) => pick(v)));
   const max = niceMax(Math.max(0, ...values.filter(Number.isFinite)));
   const out: string[] = [];
   out.push(`<text x="${MARGIN.left}" y="${y0 + 40}" font-size="15" font-weight="600" fill="#111827">${esc(title)}</text>`);
@@ -64,11 +67,13 @@ function panel(groups: ChartGroup[], y0: number, title: string, pick: (v: { cpuM
   }
   const groupW = plotW / Math.max(1, groups.length);
   const gap = 10;
-  const barW = Math.min(56, (groupW - 24 - gap) / 2);
+  const maxBars = Math.max(2, ...groups.map((g) => (g.baseline ? 1 : 0) + (g.references?.length ?? 0) + (g.gateway ? 1 : 0)));
+  const barW = Math.min(56, (groupW - 24 - (maxBars - 1) * gap) / maxBars);
   groups.forEach((g, gi) => {
     const cx = MARGIN.left + groupW * (gi + 0.5);
     const bars: Array<{ v: number; color: string; name: string }> = [];
     if (g.baseline !== undefined) bars.push({ v: pick(g.baseline), color: BASELINE_COLOR, name: g.baselineLabel ?? 'baseline' });
+    for (const r of g.references ?? []) bars.push({ v: pick(r.value), color: REFERENCE_COLOR, name: r.label });
     if (g.gateway !== undefined) bars.push({ v: pick(g.gateway), color: GATEWAY_COLOR, name: g.gatewayLabel ?? 'gateway' });
     const x0 = cx - (bars.length * barW + (bars.length - 1) * gap) / 2;
     bars.forEach((b, bi) => {
@@ -98,7 +103,8 @@ export function renderChart(groups: ChartGroup[], title: string, subtitle: strin
     `<text x="16" y="26" font-size="18" font-weight="700" fill="#111827">${esc(title)}</text>`,
     `<text x="16" y="46" font-size="12" fill="#4b5563">${esc(subtitle)}</text>`,
     `<rect x="16" y="58" width="12" height="12" fill="${BASELINE_COLOR}"/><text x="34" y="68" font-size="12" fill="#111827">baseline measured in the same run</text>`,
-    `<rect x="270" y="58" width="12" height="12" fill="${GATEWAY_COLOR}"/><text x="288" y="68" font-size="12" fill="#111827">gateway (blue figure under a group: gateway ÷ baseline)</text>`,
+    `<rect x="270" y="58" width="12" height="12" fill="${REFERENCE_COLOR}"/><text x="288" y="68" font-size="12" fill="#111827">comparator</text>`,
+    `<rect x="370" y="58" width="12" height="12" fill="${GATEWAY_COLOR}"/><text x="388" y="68" font-size="12" fill="#111827">gateway (blue figure under a group: gateway ÷ baseline)</text>`,
     panel(groups, head - 16, 'Server CPU µs per request (all threads of the server process; lower is better)', (v) => v.cpuMicrosPerReq),
     panel(groups, head - 16 + PANEL_HEIGHT, 'Requests per second (loopback, load generator on the same cores; higher is better)', (v) => v.reqPerSec),
     '</svg>',

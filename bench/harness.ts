@@ -37,6 +37,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Short name used in messages and the log file name. */
   label?: string;
+  /** A line of output that means the server will never be ready (checked while waiting). */
+  failOn?: RegExp;
 }
 
 /** One request of a {@link LoadOptions.requests} sequence. */
@@ -225,6 +227,8 @@ export async function spawnServer(cmd: string, args: string[], ready: RegExp | s
     for (;;) {
       const gone = exitedEarly();
       if (gone !== undefined) throw new Error(`${label} ${gone} before becoming ready`);
+      const fatal = opts.failOn !== undefined ? tail(200).match(opts.failOn) : null;
+      if (fatal !== null) throw new Error(`${label} cannot become ready: "${fatal[0]}"`);
       if (ready instanceof RegExp) {
         const m = tail(200).match(ready);
         if (m !== null) {
@@ -253,7 +257,7 @@ export async function spawnServer(cmd: string, args: string[], ready: RegExp | s
 let clockTicks: number | undefined;
 
 /** Clock ticks per second of /proc times (`getconf CLK_TCK`, else 100). */
-function clkTck(): number {
+export function clkTck(): number {
   if (clockTicks === undefined) {
     try {
       const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2000 }).trim());
@@ -282,14 +286,23 @@ export function cpuTimeMicros(pid: number): number {
   return ((utime + stime) * 1_000_000) / clkTck();
 }
 
-/** Peak resident set size (VmHWM) of `pid` in KiB, or NaN if unavailable. */
-export function peakRssKb(pid: number): number {
+function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   try {
-    const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+)\s+kB/m);
+    const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm'));
     return m?.[1] !== undefined ? Number(m[1]) : Number.NaN;
   } catch {
     return Number.NaN;
   }
+}
+
+/** Peak resident set size (VmHWM) of `pid` in KiB, or NaN if unavailable. */
+export function peakRssKb(pid: number): number {
+  return statusKb(pid, 'VmHWM');
+}
+
+/** Current resident set size (VmRSS) of `pid` in KiB, or NaN if unavailable. */
+export function rssKb(pid: number): number {
+  return statusKb(pid, 'VmRSS');
 }
 
 /**

@@ -1,0 +1,167 @@
+/**
+ * The main phase: the gateway (on each runtime of the run) against the bare
+ * uWS server, the echo Tool Service alone, the inline single-threaded
+ * gateway and the MCP SDK's stateless server, all started before any load,
+ * probed for correct answers, then measured interleaved.
+ */
+import { toolsListResultBytes } from '../catalog.js';
+import { DEFAULTS } from '../../src/shared/config/defaults.js';
+import { recordIdleRss, probeTargets, runInterleaved, type Role, type RunState, type ServerKind, type Target } from './measure.js';
+import type { Options } from './options.js';
+import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, probeOne, send, type Check } from './probes.js';
+import { gatewayConfig, startGateway, startNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
+import { readThreadReports } from './threads.js';
+import { echoCallBodies, initBody, listBody, MCP_HEADERS, MIXED_NOTE, MIXED_ROUTES, mixedRequests, routeName, routeSize, toolNames, type WorkloadId } from './workloads.js';
+
+const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'call', 'initialize', 'mixed'];
+
+/** A server of this phase and how its rows are named. */
+interface Entry<S extends Started = Started> {
+  started: S;
+  kind: ServerKind;
+  key: string;
+  name: string;
+  runtime: Runtime;
+}
+
+/** Starts a server; on failure records the skip for every workload it serves and returns undefined. */
+async function tryStart<S extends Started>(state: RunState, key: string, workloads: WorkloadId[], start: () => Promise<S>): Promise<S | undefined> {
+  try {
+    return await start();
+  } catch (err) {
+    const msg = (err as Error).message;
+    console.log(`${key} did not start: ${msg}`);
+    for (const w of workloads) state.skipped.set(`${w}/${key}`, msg.split('\n')[0] ?? msg);
+    return undefined;
+  }
+}
+
+/** Runs the main phase; every server it starts is stopped before it returns. */
+export async function mainPhase(o: Options, state: RunState): Promise<void> {
+  const wanted = new Set(o.workloads);
+  if (!GATEWAY_WORKLOADS.some((w) => wanted.has(w))) return;
+  const runtimes = state.runtimes;
+  const primary = runtimes[0];
+  if (primary === undefined) throw new Error('no runtime');
+  const wantCall = wanted.has('call');
+  console.log(`\nstarting servers (echo Tool Service, bare uWS ×3${wantCall ? ', inline gateway, SDK server' : ''}, gateway) on ${runtimes.map((r) => `node ${r.version}`).join(' and ')}…`);
+  const [echo, bare0, bare5, bare50] = await Promise.all([
+    startNodeServer('echo-tool-service', 'echo-tool-service.js', ['--tools', '50'], primary),
+    startNodeServer('bare-uws-0', 'bare-uws.js', ['--tools', '0'], primary),
+    startNodeServer('bare-uws-5', 'bare-uws.js', ['--tools', '5'], primary),
+    startNodeServer('bare-uws-50', 'bare-uws.js', ['--tools', '50'], primary),
+  ]);
+  const all: Started[] = [echo, bare0, bare5, bare50];
+  const echoUrl = `http://127.0.0.1:${echo.port}`;
+  // The comparators forward with as many keep-alive connections as the gateway's default pool per Tool Service.
+  const upstreamArgs = (tools: number): string[] => ['--upstream', echoUrl, '--tools', String(tools), '--connections', String(DEFAULTS.tools.connectionsPerService)];
+  const routes: Record<string, ServiceEntry[]> = {
+    bench: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=50' }],
+    list5: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=5' }],
+  };
+  for (let i = 0; i < MIXED_ROUTES; i++) routes[routeName('r', i)] = [{ id: 'echo', baseUrl: echoUrl, manifestPath: `/manifest?tools=${routeSize(i)}&route=${routeName('r', i)}` }];
+
+  const gateways: Array<Entry<StartedGateway>> = [];
+  const comparators: Entry[] = [];
+  for (const [i, runtime] of runtimes.entries()) {
+    const suffix = i === 0 ? '' : `-${i + 1}`;
+    const key = `gateway${suffix}`;
+    const gw = await tryStart(state, key, GATEWAY_WORKLOADS, () => startGateway(key, runtime, (port) => gatewayConfig(port, routes, o)));
+    if (gw !== undefined) gateways.push({ started: gw, kind: 'gateway', key, name: `gateway${runtime.tag}`, runtime });
+    if (!wantCall) continue;
+    const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
+    if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
+  }
+  if (wantCall) {
+    // The one tool the row calls. Its per-request cost is the SDK's per-server set-up (a new Ajv per
+    // McpServer, by profile), not tool registration: 1 and 50 tools measured within 10 % of each other.
+    const sdk = await tryStart(state, 'sdk', ['call'], () => startNodeServer('sdk-server', 'sdk-server.js', upstreamArgs(1), primary));
+    if (sdk !== undefined) comparators.push({ started: sdk, kind: 'sdk', key: 'sdk', name: `MCP SDK stateless server${primary.tag}`, runtime: primary });
+  }
+  all.push(...gateways.map((g) => g.started), ...comparators.map((c) => c.started));
+  const bases: Array<[string, Started]> = [['echo', echo], ['bare-0', bare0], ['bare-5', bare5], ['bare-50', bare50]];
+  for (const [key, s] of bases) recordIdleRss(state, key, s.server.pid);
+  for (const e of [...gateways, ...comparators]) recordIdleRss(state, e.key, e.started.server.pid);
+  for (const g of gateways) state.threadMemory.set(g.key, { server: g.name, idle: [...readThreadReports(g.started.threadDir).values()], end: [] });
+
+  const base = { method: 'POST' as const, headers: MCP_HEADERS, connections: o.connections, durationSec: o.durationSec };
+  const targets: Target[] = [];
+  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; upstream?: boolean; threadDir?: string }): void => {
+    const load = { ...base, url: t.url, body: t.body };
+    targets.push({
+      workload: t.workload,
+      role: t.role,
+      kind: t.entry.kind,
+      key: t.entry.key,
+      serverName: t.entry.name,
+      runtime: t.entry.runtime,
+      server: t.entry.started.server,
+      load,
+      ...(t.upstream === true ? { upstream: echo.server } : {}),
+      ...(t.threadDir !== undefined ? { threadDir: t.threadDir } : {}),
+      probe: () => probeOne(t.url, load, t.check),
+    });
+  };
+  const baseEntry = (s: Started, kind: ServerKind, key: string, name: string): Entry => ({ started: s, kind, key, name, runtime: primary });
+  const call = echoCallBodies();
+  const local = (s: Started, path: string): string => `http://127.0.0.1:${s.port}${path}`;
+
+  if (wanted.has('list5')) add({ workload: 'list5', role: 'baseline', entry: baseEntry(bare5, 'bare', 'bare-5', 'bare uWS'), url: local(bare5, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
+  if (wanted.has('list50')) add({ workload: 'list50', role: 'baseline', entry: baseEntry(bare50, 'bare', 'bare-50', 'bare uWS'), url: local(bare50, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
+  if (wantCall) {
+    add({ workload: 'call', role: 'baseline', entry: baseEntry(echo, 'echo', 'echo', 'echo Tool Service direct'), url: local(echo, call.path), body: call.direct, check: checkDirectCall });
+    for (const c of comparators) add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true });
+  }
+  if (wanted.has('initialize')) add({ workload: 'initialize', role: 'baseline', entry: baseEntry(bare0, 'bare', 'bare-0', 'bare uWS'), url: local(bare0, '/mcp/init'), body: initBody, check: checkAnyJson });
+  for (const g of gateways) {
+    const gw = { entry: g, role: 'gateway' as const, threadDir: g.started.threadDir };
+    if (wanted.has('list5')) add({ ...gw, workload: 'list5', url: local(g.started, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
+    if (wanted.has('list50')) add({ ...gw, workload: 'list50', url: local(g.started, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
+    if (wantCall) add({ ...gw, workload: 'call', url: local(g.started, '/mcp/bench'), body: call.mcp, check: checkGatewayCall, upstream: true });
+    if (wanted.has('initialize')) add({ ...gw, workload: 'initialize', url: local(g.started, '/mcp/bench'), body: initBody, check: checkInitialize });
+    if (wanted.has('mixed')) targets.push(mixedTarget(g, echo, base, gw.threadDir));
+  }
+  if (wanted.has('mixed') && gateways.length > 0) state.notes.push(MIXED_NOTE);
+
+  const first = gateways[0];
+  if (first !== undefined) {
+    const size = Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: MCP_HEADERS, body: listBody })).text);
+    state.notes.push(`tools/list · 50 tools answer: ${size} bytes from the gateway, ${toolsListResultBytes(50) + Buffer.byteLength('{"jsonrpc":"2.0","id":1,"result":}')} bytes from bare uWS.`);
+  }
+  try {
+    const ok = await probeTargets(targets, state);
+    console.log(`measuring ${ok.length} targets × ${o.repeats} repeat(s)…`);
+    await runInterleaved(ok, o, state);
+    for (const g of gateways) {
+      const m = state.threadMemory.get(g.key);
+      if (m !== undefined) m.end = [...readThreadReports(g.started.threadDir).values()];
+    }
+  } finally {
+    await Promise.all(all.map((s) => s.server.kill()));
+  }
+}
+
+function mixedTarget(g: Entry<StartedGateway>, echo: Started, base: { method: 'POST'; headers: Record<string, string>; connections: number; durationSec: number }, threadDir: string | undefined): Target {
+  const reqs = mixedRequests();
+  const origin = `http://127.0.0.1:${g.started.port}`;
+  return {
+    workload: 'mixed',
+    role: 'gateway',
+    kind: 'gateway',
+    key: g.key,
+    serverName: g.name,
+    runtime: g.runtime,
+    server: g.started.server,
+    upstream: echo.server,
+    ...(threadDir !== undefined ? { threadDir } : {}),
+    expectedStatuses: [404],
+    load: { ...base, url: origin, requests: reqs.map(({ check: _c, ...r }) => r) },
+    probe: async () => {
+      for (const r of reqs) {
+        const p = await probeOne(`${origin}${r.path}`, r, r.check);
+        if (p !== undefined) return p;
+      }
+      return undefined;
+    },
+  };
+}

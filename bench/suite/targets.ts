@@ -1,0 +1,122 @@
+/**
+ * The bench's targets as data, checked at the end of every run against the
+ * gateway rows (each runtime's gateway separately). A target compares one
+ * figure of a gateway row with a reference measured in the same run — the
+ * workload's baseline, the inline single-threaded gateway, the SDK server —
+ * or with a fixed figure from a committed run.
+ */
+import { fmt, ratioText } from './format.js';
+import type { Summary } from './summary.js';
+import type { WorkloadId } from './workloads.js';
+
+type Metric = 'cpuMicrosPerReq' | 'reqPerSec' | 'p99Ms' | 'peakRssMiB';
+
+/** One target: metric of a workload's gateway row against a reference, and its bound. */
+interface TargetSpec {
+  workload: WorkloadId;
+  metric: Metric;
+  /** base: the workload's baseline; inline: the inline gateway; sdk: the SDK server (peak RSS); a number: a fixed figure. */
+  against: 'base' | 'inline' | 'sdk' | { value: number; unit: string };
+  name: string;
+  requirement: string;
+  atMost?: number;
+  atLeast?: number;
+}
+
+/** Figures of the committed run bench/results/2026-11-30.md that targets are relative to. */
+const COMMITTED_2026_11_30 = { mixedCpuMicros: 101.3, list5CpuRatio: 1.08, list50CpuRatio: 1.03 };
+const LIST_REGRESSION = 1.05;
+
+/** Issue 9's targets, plus the earlier ones they do not replace. */
+export const TARGETS: readonly TargetSpec[] = [
+  {
+    workload: 'list5',
+    metric: 'cpuMicrosPerReq',
+    against: 'base',
+    name: 'tools/list · 5 tools: CPU/req',
+    requirement: `≤ ${(LIST_REGRESSION * COMMITTED_2026_11_30.list5CpuRatio).toFixed(2)}× bare uWS (1.05 × the 1.08× of 2026-11-30)`,
+    atMost: LIST_REGRESSION * COMMITTED_2026_11_30.list5CpuRatio,
+  },
+  {
+    workload: 'list50',
+    metric: 'cpuMicrosPerReq',
+    against: 'base',
+    name: 'tools/list · 50 tools: CPU/req',
+    requirement: `≤ ${(LIST_REGRESSION * COMMITTED_2026_11_30.list50CpuRatio).toFixed(2)}× bare uWS (1.05 × the 1.03× of 2026-11-30)`,
+    atMost: LIST_REGRESSION * COMMITTED_2026_11_30.list50CpuRatio,
+  },
+  { workload: 'list50', metric: 'reqPerSec', against: 'base', name: 'tools/list · 50 tools: req/s', requirement: '≥ 0.9× bare uWS', atLeast: 0.9 },
+  { workload: 'call', metric: 'cpuMicrosPerReq', against: 'base', name: 'tools/call: CPU/call', requirement: "≤ 3.5× the Tool Service's own", atMost: 3.5 },
+  { workload: 'call', metric: 'cpuMicrosPerReq', against: 'inline', name: 'tools/call: CPU/call vs inline', requirement: "≤ 0.7× the inline gateway's", atMost: 0.7 },
+  { workload: 'call', metric: 'reqPerSec', against: 'inline', name: 'tools/call: req/s vs inline', requirement: "≥ 1.3× the inline gateway's", atLeast: 1.3 },
+  { workload: 'call', metric: 'p99Ms', against: 'inline', name: 'tools/call: p99 vs inline', requirement: "≤ 0.8× the inline gateway's", atMost: 0.8 },
+  { workload: 'call', metric: 'reqPerSec', against: 'base', name: 'tools/call: req/s vs Tool Service', requirement: '≥ 0.5× the Tool Service called directly', atLeast: 0.5 },
+  { workload: 'call', metric: 'peakRssMiB', against: 'sdk', name: 'tools/call: peak RSS under load', requirement: "≤ 0.6× the SDK server's", atMost: 0.6 },
+  {
+    workload: 'mixed',
+    metric: 'cpuMicrosPerReq',
+    against: { value: COMMITTED_2026_11_30.mixedCpuMicros, unit: 'µs' },
+    name: 'mixed · 40 routes: CPU/req',
+    requirement: `≤ 0.6× ${COMMITTED_2026_11_30.mixedCpuMicros} µs (2026-11-30) = ${(0.6 * COMMITTED_2026_11_30.mixedCpuMicros).toFixed(1)} µs`,
+    atMost: 0.6,
+  },
+  { workload: 'refresh', metric: 'p99Ms', against: 'base', name: 'refresh under load: tools/list p99', requirement: '≤ 1.2× idle p99', atMost: 1.2 },
+];
+
+/** A target's outcome for one gateway row. */
+export interface TargetCheck {
+  name: string;
+  /** The gateway row judged (server name, carries the runtime in a two-runtime run). */
+  server: string;
+  requirement: string;
+  measured: string;
+  /** null: not measured in this run. */
+  met: boolean | null;
+}
+
+function measuredRatio(t: TargetSpec, row: Summary): { ratio: number; text: string } {
+  if (typeof t.against === 'object') {
+    const v = row[t.metric];
+    const ratio = v / t.against.value;
+    return { ratio, text: Number.isFinite(ratio) ? `${fmt(v, 1)} ${t.against.unit} (${ratioText(ratio)})` : '–' };
+  }
+  let ratio: number | undefined;
+  if (t.against === 'sdk') ratio = t.metric === 'peakRssMiB' ? row.rssVsSdk : undefined;
+  else if (t.metric !== 'peakRssMiB') ratio = (t.against === 'base' ? row.ratios : row.inlineRatios)?.[t.metric];
+  const r = ratio ?? Number.NaN;
+  return { ratio: r, text: ratioText(r) };
+}
+
+/** Every target against every gateway row of its workload (one check per runtime). */
+export function targetChecks(summaries: Summary[]): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const gatewayKeys = [...new Set(summaries.filter((s) => s.kind === 'gateway' && s.workload !== 'refresh').map((s) => s.key))];
+  if (gatewayKeys.length === 0) gatewayKeys.push('gateway');
+  for (const t of TARGETS) {
+    // Refresh rows are the churning gateway (its own key); the others follow the gateway keys of the run.
+    const keys = t.workload === 'refresh' ? [...new Set(summaries.filter((s) => s.workload === 'refresh' && s.role === 'gateway').map((s) => s.key))] : gatewayKeys;
+    for (const key of keys.length > 0 ? keys : ['gateway']) {
+      const row = summaries.find((s) => s.workload === t.workload && s.key === key);
+      const m = row === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, row);
+      const finite = Number.isFinite(m.ratio);
+      out.push({
+        name: t.name,
+        server: row?.server ?? key,
+        requirement: t.requirement,
+        measured: m.text,
+        met: !finite ? null : t.atMost !== undefined ? m.ratio <= t.atMost : m.ratio >= (t.atLeast ?? 0),
+      });
+    }
+  }
+  return out;
+}
+
+/** The targets as a markdown table; `perGateway` adds the gateway column (two-runtime runs). */
+export function targetsText(checks: TargetCheck[], perGateway: boolean): string {
+  const multi = perGateway;
+  const lines = [`| target |${multi ? ' gateway |' : ''} requirement | measured | status |`, `|---|${multi ? '---|' : ''}---|---:|---|`];
+  for (const c of checks) {
+    lines.push(`| ${c.name} |${multi ? ` ${c.server} |` : ''} ${c.requirement} | ${c.measured} | ${c.met === null ? 'not measured' : c.met ? '**met**' : '**not met**'} |`);
+  }
+  return lines.join('\n');
+}

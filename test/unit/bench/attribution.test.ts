@@ -1,0 +1,158 @@
+/**
+ * The bench's judging logic on fixed inputs: which thread group a kernel
+ * thread's CPU goes to, how ratios pick their reference rows, and how the
+ * target table decides met / not met.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Run, RunState } from '../../../dist/bench/suite/measure.js';
+import { allSummaries, type Summary } from '../../../dist/bench/suite/summary.js';
+import { targetChecks } from '../../../dist/bench/suite/targets.js';
+import { classify, splitCpu, type ThreadReport } from '../../../dist/bench/suite/threads.js';
+
+const report = (tid: number, role: string): ThreadReport => {
+  const mem = { heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+  return { tid, role, threadId: tid, sampledAt: 0, now: mem, peak: mem };
+};
+
+describe('thread attribution', () => {
+  it('Node 20 (every thread named "node"): main by pid, JS workers by report, the first 5 unnamed threads are the V8 platform', () => {
+    const pid = 100;
+    const tids = [100, 101, 102, 103, 104, 105, 106, 107, 120, 121];
+    const comms = new Map(tids.map((t) => [t, 'node']));
+    const reports = new Map([
+      [120, report(120, 'shard-worker')],
+      [121, report(121, 'refresh-worker')],
+    ]);
+    const groups = classify(pid, tids, comms, reports);
+    expect([...groups]).toEqual([
+      [100, 'main'],
+      [101, 'V8 platform (GC, JIT)'],
+      [102, 'V8 platform (GC, JIT)'],
+      [103, 'V8 platform (GC, JIT)'],
+      [104, 'V8 platform (GC, JIT)'],
+      [105, 'V8 platform (GC, JIT)'],
+      [106, 'other'],
+      [107, 'other'],
+      [120, 'shard'],
+      [121, 'refresh'],
+    ]);
+  });
+
+  it('without any report, unnamed late threads are flagged as possibly unreported workers', () => {
+    const tids = [1, 2, 3, 4, 5, 6, 7];
+    const groups = classify(1, tids, new Map(tids.map((t) => [t, 'node'])), new Map());
+    expect(groups.get(7)).toBe('other (no thread-probe reports)');
+  });
+
+  it('Node ≥ 22 thread names: V8Worker, DelayedTaskSche, libuv-worker, a named Worker and an unnamed WorkerThread', () => {
+    const comms = new Map([
+      [10, 'MainThread'],
+      [11, 'DelayedTaskSche'],
+      [12, 'V8Worker'],
+      [13, 'SignalInspector'],
+      [14, 'libuv-worker'],
+      [15, 'acceptor-1'],
+      [16, 'WorkerThread'],
+    ]);
+    const groups = classify(10, comms.keys(), comms, new Map());
+    expect(Object.fromEntries(groups)).toEqual({
+      10: 'main',
+      11: 'V8 platform (GC, JIT)',
+      12: 'V8 platform (GC, JIT)',
+      13: 'other',
+      14: 'libuv pool',
+      15: 'acceptor',
+      16: 'other (no thread-probe reports)',
+    });
+  });
+
+  it('splits CPU by group and puts what exited threads used into "exited / rounding"', () => {
+    const before = new Map([
+      [1, { comm: 'node', micros: 1000 }],
+      [2, { comm: 'node', micros: 0 }],
+      [9, { comm: 'node', micros: 0 }],
+    ]);
+    const after = new Map([
+      [1, { comm: 'node', micros: 4000 }],
+      [2, { comm: 'node', micros: 500 }],
+      [9, { comm: 'node', micros: 2000 }],
+    ]);
+    const split = splitCpu(1, before, after, new Map([[9, report(9, 'shard-worker')]]), 6000);
+    expect(split).toEqual([
+      { group: 'main', threads: 1, micros: 3000 },
+      { group: 'shard', threads: 1, micros: 2000 },
+      { group: 'V8 platform (GC, JIT)', threads: 1, micros: 500 },
+      { group: 'exited / rounding', threads: 0, micros: 500 },
+    ]);
+  });
+});
+
+function run(p: Partial<Run> & Pick<Run, 'workload' | 'role' | 'kind' | 'key' | 'runtime' | 'repeat'>): Run {
+  return {
+    reqPerSec: 1000,
+    p50Ms: 1,
+    p99Ms: 10,
+    non2xx: 0,
+    statusCounts: { 200: 1000 },
+    errors: 0,
+    total: 1000,
+    durationSec: 1,
+    cpuMicros: 1e5,
+    cpuMicrosPerReq: 100,
+    peakRssKb: 0,
+    server: p.key,
+    unexpected: 0,
+    serverCores: 0,
+    clientCores: 0,
+    otherCores: 0,
+    runPeakRssKb: 100 * 1024,
+    ...p,
+  };
+}
+
+function state(runs: Run[]): RunState {
+  return { runs, skipped: new Map(), notes: [], started: new Date(0), idleRssKb: new Map(), threadMemory: new Map(), runtimes: [] };
+}
+
+describe('ratios and targets', () => {
+  const callRuns = (gatewayCpu: number, gatewayRss: number): Run[] => [
+    run({ workload: 'call', role: 'baseline', kind: 'echo', key: 'echo', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 10 }),
+    run({ workload: 'call', role: 'reference', kind: 'inline', key: 'inline', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 60, reqPerSec: 10_000, p99Ms: 16 }),
+    run({ workload: 'call', role: 'reference', kind: 'inline', key: 'inline-2', runtime: 'v24', repeat: 1, cpuMicrosPerReq: 40, reqPerSec: 10_000, p99Ms: 16 }),
+    run({ workload: 'call', role: 'reference', kind: 'sdk', key: 'sdk', runtime: 'v20', repeat: 1, runPeakRssKb: 200 * 1024 }),
+    run({ workload: 'call', role: 'gateway', kind: 'gateway', key: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: gatewayCpu, reqPerSec: 14_000, p99Ms: 12, runPeakRssKb: gatewayRss * 1024 }),
+    run({ workload: 'call', role: 'gateway', kind: 'gateway', key: 'gateway-2', runtime: 'v24', repeat: 1, cpuMicrosPerReq: 30, reqPerSec: 14_000, p99Ms: 12 }),
+  ];
+
+  it('compares each gateway with the inline gateway on its own runtime', () => {
+    const rows = allSummaries(state(callRuns(30, 100)));
+    const find = (key: string): Summary | undefined => rows.find((s) => s.key === key);
+    expect(find('gateway')?.inlineRatios?.cpuMicrosPerReq).toBeCloseTo(0.5);
+    expect(find('gateway-2')?.inlineRatios?.cpuMicrosPerReq).toBeCloseTo(0.75);
+    expect(find('gateway')?.ratios?.cpuMicrosPerReq).toBeCloseTo(3);
+    expect(find('gateway')?.rssVsSdk).toBeCloseTo(0.5);
+    expect(find('inline')?.inlineRatios).toBeUndefined();
+  });
+
+  it('marks each call target met or not met at its bound, per gateway', () => {
+    const checks = targetChecks(allSummaries(state(callRuns(42, 130))));
+    const status = (name: string, server: string): boolean | null | undefined => checks.find((c) => c.name === name && c.server === server)?.met;
+    // 42 / 10 = 4.2× the Tool Service (bound 3.5×); 42 / 60 = 0.70× the inline gateway (bound 0.7×, inclusive).
+    expect(status('tools/call: CPU/call', 'gateway')).toBe(false);
+    expect(status('tools/call: CPU/call vs inline', 'gateway')).toBe(true);
+    // 14k / 10k = 1.4× (≥ 1.3×); p99 12 / 16 = 0.75× (≤ 0.8×); RSS 130 / 200 = 0.65× (> 0.6×).
+    expect(status('tools/call: req/s vs inline', 'gateway')).toBe(true);
+    expect(status('tools/call: p99 vs inline', 'gateway')).toBe(true);
+    expect(status('tools/call: peak RSS under load', 'gateway')).toBe(false);
+    // Workloads not run are "not measured", never met.
+    expect(status('mixed · 40 routes: CPU/req', 'gateway')).toBeNull();
+    expect(status('tools/call: CPU/call vs inline', 'gateway-2')).toBe(false);
+  });
+
+  it('checks the mixed load against the committed 101.3 µs', () => {
+    const mixed = (cpu: number): Run[] => [run({ workload: 'mixed', role: 'gateway', kind: 'gateway', key: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: cpu })];
+    const met = (cpu: number): boolean | null | undefined => targetChecks(allSummaries(state(mixed(cpu)))).find((c) => c.name.startsWith('mixed'))?.met;
+    expect(met(60)).toBe(true);
+    expect(met(61)).toBe(false);
+  });
+});
