@@ -53,7 +53,7 @@ export class AcceptorThread {
           this.started = true;
           const channels = topology.acceptorEnds(index);
           const workerData: AcceptorWorkerData = { acceptorIndex: index, config, channels, port };
-          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData });
+          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, name: `acceptor-${index}` });
           worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
           worker.on('exit', () => this.fanout.removeWorker(worker));
           this.fanout.addWorker(worker);
