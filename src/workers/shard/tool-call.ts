@@ -4,6 +4,7 @@
  * validator, call the Tool Service, and build the JSON-RPC response text.
  * Bytes in, text out: callable from a unit test with no thread and no HTTP.
  */
+import { UnsafePatternError } from '../../shared/catalog/linear-regexp.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { envelopeValidator, errorResponseText, encodeId, httpStatusForRpcError, type RequestId } from '../../shared/protocol/jsonrpc.js';
 import { CallOutcome, type CallContext } from '../../shared/threads/frames.js';
@@ -90,14 +91,18 @@ export async function handleToolCall(
   let valid: boolean;
   try {
     valid = resolved.validator.Check(args);
-  } catch {
-    // Only pathological input (nesting deep enough to exhaust the stack) makes a compiled check throw.
-    return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  } catch (err) {
+    return checkFailure(id, name, err);
   }
   if (!valid) {
     // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
-    const lines = resolved.validator
-      .Errors(args)
+    let errors;
+    try {
+      errors = resolved.validator.Errors(args);
+    } catch (err) {
+      return checkFailure(id, name, err);
+    }
+    const lines = errors
       .filter((e) => e.keyword !== 'boolean')
       .flatMap((e) => {
         const extra = (e.params as { additionalProperties?: unknown }).additionalProperties;
@@ -128,6 +133,18 @@ export async function handleToolCall(
     ...(options.cancel ? { cancel: options.cancel } : {}),
   });
   return { ...result(id, upstream.json, upstream.isError), upstream: { serviceId: resolved.tool.serviceId, cause: upstream.cause } };
+}
+
+/**
+ * A validator that throws: the tool's schema has a pattern the linear-time engine cannot run (only a snapshot
+ * built before that rule can carry one), or the arguments nest deep enough to exhaust the stack.
+ */
+function checkFailure(id: RequestId, name: string, err: unknown): CallAnswer {
+  if (err instanceof UnsafePatternError) {
+    return result(id, toolError(`Tool ${JSON.stringify(name)} cannot be called: its inputSchema ${err.message}; the gateway runs argument patterns only on a linear-time engine`).json, true);
+  }
+  if (err instanceof RangeError) return rpcError(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  throw err;
 }
 
 /** The forwarder for a request's `_meta`: its progress token and its own log level, if any. */
