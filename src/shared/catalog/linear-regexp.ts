@@ -225,7 +225,7 @@ export class LinearRegExp extends RegExp {
     return this.#engine.test(String(input));
   }
 
-  override exec(): RegExpExecArray | null {
+  override exec(_input: string): RegExpExecArray | null {
     throw new Error('LinearRegExp supports test() only');
   }
 }
