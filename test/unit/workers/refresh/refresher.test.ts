@@ -787,3 +787,35 @@ describe('with Redis', () => {
     expect(registryStatus(events)).toMatchObject({ portalUp: false, redisUp: false, source: null });
   });
 });
+
+describe('Refresher: hostile manifests from a real Tool Service (issue 11 #1, #8)', () => {
+  const tool = (inputSchema: unknown) => ({ ...(manifestFor([{ name: 'lookup' }], 'hr-tools').tools[0] as Record<string, unknown>), inputSchema });
+  const staticConfig = (): GatewayConfig => config({ source: 'static', routes: { core: [HR] } });
+
+  it('refuses a schema nested 100,000 levels deep as MANIFEST_INVALID naming the service and the tool, not a RangeError', async () => {
+    const depth = 100_000;
+    const deep = '{"type":"object","properties":{"a":'.repeat(depth) + '{}' + '}}'.repeat(depth);
+    const text = JSON.stringify({ service: 'hr-tools', tools: [tool({})] }).replace('"inputSchema":{}', `"inputSchema":${deep}`);
+    hr.setManifestRaw(text);
+    const { events } = await harness(staticConfig()).cycle();
+    const failed = ofType(events, 'route-failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ routeKey: 'core', code: 'MANIFEST_INVALID', message: expect.stringMatching(/Tool Service "hr-tools" manifest is invalid: \/tools\/0 \(lookup@1\.0\.0\): nests deeper than 256 levels/) }),
+    ]);
+    expect((failed[0] as { message: string }).message).not.toMatch(/RangeError|call stack/);
+  });
+
+  it('refuses a $ref loop and a backtracking pattern, naming the service, tool and place', async () => {
+    hr.setManifest({
+      service: 'hr-tools',
+      tools: [
+        { ...tool({ type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }), name: 'looping' },
+        { ...tool({ type: 'object', properties: { s: { type: 'string', pattern: '^(?=a)(a+)+$' } } }), name: 'lookahead' },
+      ],
+    });
+    const { events } = await harness(staticConfig()).cycle();
+    const message = (ofType(events, 'route-failed')[0] as { message: string }).message;
+    expect(message).toMatch(/Tool Service "hr-tools" manifest is invalid: .*\/tools\/0 \(looping@1\.0\.0\)\/inputSchema\/\$defs\/[ab]: \$ref loop/);
+    expect(message).toMatch(/\/tools\/1 \(lookahead@1\.0\.0\)\/inputSchema\/properties\/s\/pattern: .* lookahead/);
+  });
+});
