@@ -789,7 +789,7 @@ describe('with Redis', () => {
 });
 
 describe('Refresher: hostile manifests from a real Tool Service (issue 11 #1, #8)', () => {
-  const tool = (inputSchema: unknown) => ({ ...(manifestFor([{ name: 'lookup' }], 'hr-tools').tools[0] as Record<string, unknown>), inputSchema });
+  const tool = (inputSchema: unknown) => ({ ...(manifestFor([{ name: 'lookup' }], 'hr-tools').tools[0] as unknown as Record<string, unknown>), inputSchema });
   const staticConfig = (): GatewayConfig => config({ source: 'static', routes: { core: [HR] } });
 
   it('refuses a schema nested 100,000 levels deep as MANIFEST_INVALID naming the service and the tool, not a RangeError', async () => {
