@@ -10,6 +10,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
+import { validSessionId, validTraceparent } from '../../shared/protocol/context-headers.js';
 import type { CallContext } from '../../shared/threads/frames.js';
 import type { CancelSignal } from './cancel.js';
 import { NdjsonReader } from './ndjson.js';
@@ -73,8 +74,11 @@ export class ToolServiceClient {
       'x-request-id': call.ctx.requestId,
       'x-mcp-route': call.routeKey,
     };
-    if (call.ctx.sessionId !== '') headers['x-mcp-session-id'] = call.ctx.sessionId;
-    if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
+    // Client-controlled: a value that breaks its grammar (a DEL byte) is dropped, never sent (undici would refuse the request).
+    const sessionId = call.ctx.sessionId === '' ? null : validSessionId(call.ctx.sessionId);
+    const traceparent = call.ctx.traceparent === '' ? null : validTraceparent(call.ctx.traceparent);
+    if (sessionId !== null) headers['x-mcp-session-id'] = sessionId;
+    if (traceparent !== null) headers['traceparent'] = traceparent;
     const body = target.bodyPrefix + call.argumentsJson + '}';
     return new Promise((resolve) => {
       const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null, call.onStreamStart ?? null);

@@ -197,6 +197,17 @@ describe('handleToolCall wire contract', () => {
     expect(headers['traceparent']).toBe(traceparent);
   });
 
+  it('drops a traceparent or session id that breaks its grammar and still calls the Tool Service (issue 11 Low #12)', async () => {
+    const good = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const c = await call(h, { name: 'run', arguments: {} }, 1, { requestId: 'req-del', sessionId: 'sess\x7f42', traceparent: good.slice(0, 10) + '\x7f' + good.slice(11) });
+    expect(c.answer.outcome).toBe(CallOutcome.Ok);
+    expect(c.answer.upstream?.cause).toBe('ok');
+    const headers = h.svc.requests[0]?.headers ?? {};
+    expect('traceparent' in headers).toBe(false);
+    expect('x-mcp-session-id' in headers).toBe(false);
+    expect(headers['x-request-id']).toBe('req-del');
+  });
+
   it('omits x-mcp-session-id and traceparent when the client sent none', async () => {
     await call(h, { name: 'run', arguments: {} }, 1, { requestId: 'req-def', sessionId: '', traceparent: '' });
     const headers = h.svc.requests[0]?.headers ?? {};
