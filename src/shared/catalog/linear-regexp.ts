@@ -60,6 +60,9 @@ const CATEGORY_ALIASES: Readonly<Record<string, string>> = {
 
 class Untranslatable extends Error {}
 
+/** A class no code point is in: RE2's way of writing "fails here" (it has no empty class). */
+const NEVER = '[^\\x{0}-\\x{10ffff}]';
+
 /**
  * Translates an ECMA-262 pattern (read with the `u` flag, as TypeBox compiles
  * it) into RE2 syntax for re2js. Parsing and translating only: cheap enough
@@ -161,6 +164,9 @@ function element(node: AST.Element, state: State): string {
         case 'word':
           return node.negate ? '\\B' : '\\b';
         case 'lookahead':
+          // An empty lookahead is a constant: "(?!)" never matches. TypeBox itself builds "(?!)" for
+          // additionalProperties next to no properties, so it must translate.
+          if (node.alternatives.length === 1 && node.alternatives[0]?.elements.length === 0) return node.negate ? NEVER : '(?:)';
           throw new Untranslatable(`uses a lookahead "${node.raw}", which needs a backtracking engine`);
         case 'lookbehind':
           state.lookbehind = true;
@@ -185,7 +191,7 @@ function characterClass(node: AST.CharacterClass): string {
     else throw new Untranslatable(`uses "${(e as { raw: string }).raw}" in a character class, which the linear-time engine does not support`);
   }
   // RE2 has no empty class: [] never matches, [^] matches any character.
-  if (set.length === 0 && properties.length === 0) return node.negate ? `[${ranges([[0, MAX_CODE_POINT]])}]` : `[^${ranges([[0, MAX_CODE_POINT]])}]`;
+  if (set.length === 0 && properties.length === 0) return node.negate ? `[${ranges([[0, MAX_CODE_POINT]])}]` : NEVER;
   // A property inside a class is written as its bracketed form's body (\p{L} works inside RE2 classes too).
   return `[${node.negate ? '^' : ''}${ranges(normalise(set))}${properties.join('')}]`;
 }

@@ -60,6 +60,13 @@ describe('argument validators run schema regexes in linear time (issue 11 High #
     expectNoBlowUp('items', (s) => v.Check({ list: [s, s, 1] }));
   });
 
+  it('compiles additionalProperties: false next to no properties (TypeBox builds the regex "(?!)" for it)', () => {
+    const v = compileArgumentValidator({ type: 'object', additionalProperties: false });
+    expect(v.Check({})).toBe(true);
+    expect(v.Check({ x: 1 })).toBe(false);
+    expect(v.Errors({ x: 1 }).length).toBeGreaterThan(0);
+  });
+
   it('restores the global RegExp, even when compiling throws', () => {
     const before = globalThis.RegExp;
     compileArgumentValidator({ type: 'object', properties: { s: { type: 'string', pattern: 'a' } } });
