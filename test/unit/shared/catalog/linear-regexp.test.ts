@@ -38,6 +38,9 @@ describe('translatePattern', () => {
         } catch {
           return; // not a valid u-mode pattern: refused earlier, at catalog build
         }
+        const t = translatePattern(p);
+        // Node 24's V8 accepts a few patterns ES2025 forbids (nested duplicate group names); those are refused, never mistranslated.
+        if (!t.ok && t.reason.startsWith('is not a valid regular expression')) return;
         const linear = new LinearRegExp(p);
         for (const s of inputs) expect(linear.test(s), `${JSON.stringify(p)} on ${JSON.stringify(s)}`).toBe(native.test(s));
       }),
