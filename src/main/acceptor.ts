@@ -16,6 +16,7 @@ import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
@@ -48,9 +49,6 @@ export interface AcceptorOptions {
   onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
 }
 
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
-const SESSION_ID_RE = /^[\x21-\x7e]{1,256}$/;
-const TRACEPARENT_RE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const NOT_FOUND: Reply = { status: 404, contentType: 'application/json', body: '{"error":"not found"}' };
 const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string; outcome: string }> = {
   full: {
@@ -205,13 +203,10 @@ export class Acceptor implements RequestSink {
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
     r.sse = gate.wantsSse;
-    const clientRequestId = req.getHeader('x-request-id');
-    r.requestId = REQUEST_ID_RE.test(clientRequestId) ? clientRequestId : `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
-    // Context headers that are not well-formed are dropped at the edge, never forwarded.
-    const sessionId = req.getHeader('mcp-session-id');
-    r.sessionId = SESSION_ID_RE.test(sessionId) ? sessionId : '';
-    const traceparent = req.getHeader('traceparent');
-    r.traceparent = TRACEPARENT_RE.test(traceparent) ? traceparent : '';
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
+    r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
     r.begin(res, head.contentLength, this.policy.maxBodyBytes);
   }
 

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestFor, startFixtureToolService, type FixtureToolService, type RecordedRequest } from '../fixtures/tool-service.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { httpRequest, mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
 import { callTool, listToolNames, resultText, rpcBody, rpcError, toolResult } from '../helpers/mcp.js';
 
@@ -89,6 +90,33 @@ describe('tools/call: forwarded context and argument rules', () => {
     expect(none.headers['x-mcp-route']).toBe(ROUTE);
     expect(none.headers['x-mcp-session-id']).toBeUndefined();
     expect(none.headers['traceparent']).toBeUndefined();
+  });
+
+  it('drops a traceparent or session id that breaks its grammar at the edge and still calls the Tool Service, counted ok', async () => {
+    const good = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const before = svc.requests.length;
+    // fetch refuses to send a DEL byte; a raw socket sends what a hostile client would.
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: {} } });
+    const answer = await rawRequest(gw.port, {
+      method: 'POST',
+      path: `/mcp/${ROUTE}`,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'x-request-id': 'req-del',
+        'mcp-session-id': 'sess\x7f42',
+        traceparent: good.slice(0, 10) + '\x7f' + good.slice(11),
+      },
+      body: [body],
+    });
+    expect(answer.status, answer.body).toBe(200);
+    expect((answer.json as { result?: { isError?: boolean } }).result?.isError).toBeUndefined();
+    const seen = svc.requests[before] as RecordedRequest;
+    expect(seen.headers['x-request-id']).toBe('req-del');
+    expect(seen.headers['traceparent']).toBeUndefined();
+    expect(seen.headers['x-mcp-session-id']).toBeUndefined();
+    const metrics = (await httpRequest(gw, '/metrics')).text;
+    expect(metrics).not.toMatch(/mcp_gateway_tool_calls_total\{[^}]*cause="unreachable"/);
   });
 
   it('health.readiness all-routes: /health/ready is 200 when every route has a snapshot', async () => {

@@ -8,7 +8,15 @@
  *
  * Cheap and recursive, so it can run for every tool of every route on every
  * refresh; the shard compiles the validator only when a snapshot is installed.
+ *
+ * For an `inputSchema` (the schema the gateway runs on client arguments)
+ * every `pattern` and `patternProperties` key must also translate to the
+ * linear-time engine (ADR-0010), and its `$ref`s must resolve and must not
+ * loop ({@link refProblems}).
  */
+import { shortPointer } from './json-depth.js';
+import { linearPatternProblem } from './linear-regexp.js';
+import { refProblems } from './schema-refs.js';
 
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'] as const;
@@ -18,11 +26,23 @@ const NON_NEGATIVE_INTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'mi
 const NUMBERS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'] as const;
 const MAX_DEPTH = 64;
 
+/** What to check beyond the structure. */
+export interface SchemaCheckOptions {
+  /** The gateway validates arguments with this schema: patterns must run in linear time, `$ref`s must resolve and not loop. */
+  validatesArguments?: boolean;
+}
+
 /** The problems of a schema, each with its JSON pointer inside the schema; empty when it is fine. */
-export function jsonSchemaProblems(schema: unknown, at = '', depth = 0): string[] {
+export function jsonSchemaProblems(schema: unknown, options: SchemaCheckOptions = {}): string[] {
+  const problems = structureProblems(schema, '', 0, options.validatesArguments === true);
+  if (problems.length === 0 && options.validatesArguments === true) problems.push(...refProblems(schema));
+  return problems;
+}
+
+function structureProblems(schema: unknown, at: string, depth: number, linear: boolean): string[] {
   if (typeof schema === 'boolean') return [];
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return [`${at || '/'}: a schema must be an object or a boolean`];
-  if (depth > MAX_DEPTH) return [`${at}: nested deeper than ${MAX_DEPTH} levels`];
+  if (depth > MAX_DEPTH) return [`${shortPointer(at)}: nested deeper than ${MAX_DEPTH} levels`];
   const s = schema as Record<string, unknown>;
   const problems: string[] = [];
   const type = s['type'];
@@ -32,7 +52,7 @@ export function jsonSchemaProblems(schema: unknown, at = '', depth = 0): string[
       problems.push(`${at}/type: ${JSON.stringify(type)} is not a JSON Schema type`);
     }
   }
-  if (s['pattern'] !== undefined) problems.push(...patternProblem(s['pattern'], `${at}/pattern`));
+  if (s['pattern'] !== undefined) problems.push(...patternProblem(s['pattern'], `${at}/pattern`, linear));
   if (s['required'] !== undefined && (!Array.isArray(s['required']) || s['required'].some((r) => typeof r !== 'string'))) {
     problems.push(`${at}/required: must be an array of property names`);
   }
@@ -54,26 +74,27 @@ export function jsonSchemaProblems(schema: unknown, at = '', depth = 0): string[
       continue;
     }
     for (const [name, sub] of Object.entries(map)) {
-      if (k === 'patternProperties') problems.push(...patternProblem(name, `${at}/${k}/${name}`));
-      problems.push(...jsonSchemaProblems(sub, `${at}/${k}/${name}`, depth + 1));
+      if (k === 'patternProperties') problems.push(...patternProblem(name, `${at}/${k}/${name}`, linear));
+      problems.push(...structureProblems(sub, `${at}/${k}/${name}`, depth + 1, linear));
     }
   }
-  for (const k of SCHEMA_VALUES) if (s[k] !== undefined) problems.push(...jsonSchemaProblems(s[k], `${at}/${k}`, depth + 1));
+  for (const k of SCHEMA_VALUES) if (s[k] !== undefined) problems.push(...structureProblems(s[k], `${at}/${k}`, depth + 1, linear));
   for (const k of SCHEMA_LISTS) {
     const list = s[k];
     if (list === undefined) continue;
     if (!Array.isArray(list) || list.length === 0) problems.push(`${at}/${k}: must be a non-empty array of schemas`);
-    else list.forEach((sub, i) => problems.push(...jsonSchemaProblems(sub, `${at}/${k}/${i}`, depth + 1)));
+    else list.forEach((sub, i) => problems.push(...structureProblems(sub, `${at}/${k}/${i}`, depth + 1, linear)));
   }
   return problems;
 }
 
-function patternProblem(pattern: unknown, at: string): string[] {
+function patternProblem(pattern: unknown, at: string, linear: boolean): string[] {
   if (typeof pattern !== 'string') return [`${at}: must be a string`];
   try {
-    new RegExp(pattern, 'u');
-    return [];
+    new RegExp(pattern, 'u'); // compiled, never run: running an untrusted pattern is the risk
   } catch {
     return [`${at}: ${JSON.stringify(pattern)} is not a valid regular expression`];
   }
+  const problem = linear ? linearPatternProblem(pattern) : null;
+  return problem === null ? [] : [`${at}: ${JSON.stringify(pattern)} ${problem}; the gateway runs argument patterns only on a linear-time engine (no backtracking)`];
 }

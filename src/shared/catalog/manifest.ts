@@ -8,6 +8,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { normaliseOrigin } from '../config/load.js';
 import type { ServiceEntry } from '../config/schema.js';
+import { deeperThan, shortPointer } from './json-depth.js';
 import { jsonSchemaProblems } from './json-schema-check.js';
 import type { CatalogTool } from './types.js';
 
@@ -40,6 +41,13 @@ export const ManifestSchema = Type.Object({
 
 const manifestValidator = Compile(ManifestSchema);
 
+/**
+ * Deepest nesting accepted anywhere in one tool definition. A schema may nest
+ * 64 schema levels (json-schema-check), about two JSON levels each; past a few
+ * thousand levels encoding the snapshot would overflow the stack.
+ */
+export const MAX_TOOL_NESTING = 256;
+
 /** Limits and policy the validation needs from the config. */
 export interface ManifestPolicy {
   defaultTimeoutMs: number;
@@ -67,11 +75,16 @@ export function validateManifest(raw: unknown, entry: ServiceEntry, policy: Mani
   const tools: CatalogTool[] = [];
   raw.tools.forEach((t, i) => {
     const at = `/tools/${i} (${t.name}@${t.version})`;
+    const deep = deeperThan(t, MAX_TOOL_NESTING);
+    if (deep !== null) {
+      problems.push(`${at}: nests deeper than ${MAX_TOOL_NESTING} levels at ${shortPointer(deep)}`);
+      return;
+    }
     const key = `${t.name}\u0000${t.version}`;
     if (seen.has(key)) problems.push(`${at}: duplicate name and version`);
     seen.add(key);
     if (t.inputSchema['type'] !== 'object') problems.push(`${at}/inputSchema: must be a JSON Schema object with "type": "object"`);
-    else problems.push(...jsonSchemaProblems(t.inputSchema).map((p) => `${at}/inputSchema${p}`));
+    else problems.push(...jsonSchemaProblems(t.inputSchema, { validatesArguments: true }).map((p) => `${at}/inputSchema${p}`));
     if (t.outputSchema !== undefined && t.outputSchema['type'] !== 'object') {
       problems.push(`${at}/outputSchema: must be a JSON Schema object with "type": "object"`);
     } else if (t.outputSchema !== undefined) problems.push(...jsonSchemaProblems(t.outputSchema).map((p) => `${at}/outputSchema${p}`));

@@ -3,7 +3,7 @@
  * `os.availableParallelism()` (cores and affinity mask) and the cgroup CPU
  * bandwidth limit (a Kubernetes `resources.limits.cpu`). Node 20's libuv
  * (1.46) ignores the cgroup quota, so a pod limited to 2 CPUs on a 64-core
- * node would otherwise size its thread pools for 64 (issue 13, ADR-0009).
+ * node would otherwise size its thread pools for 64 (ADR-0009).
  *
  * ```
  *  /proc/self/cgroup                      /sys/fs/cgroup (cgroupRoot)

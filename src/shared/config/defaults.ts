@@ -40,6 +40,8 @@ export const DEFAULTS: GatewayConfig = {
     maxResponseBytes: 16 * 1024 * 1024,
     connectionsPerService: 64,
     allowedExecutionOrigins: [],
+    bulkhead: { maxConcurrentPerService: 128, maxQueuedPerService: 512 },
+    circuitBreaker: { consecutiveFailures: 5, failureRatio: 0.5, minimumCalls: 20, windowMs: 10_000, openMs: 5_000, halfOpenProbes: 1 },
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },

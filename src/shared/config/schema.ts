@@ -89,6 +89,26 @@ export const ConfigSchema = Type.Object(
         connectionsPerService: PositiveInt(1, 4096),
         /** Origins (scheme://host:port) a manifest may point `execution.url` at besides its own. */
         allowedExecutionOrigins: StringList,
+        /** Per Tool Service, per shard: calls running at once and calls waiting for a slot (workers/shard/service-guard.ts). */
+        bulkhead: Type.Object(
+          {
+            maxConcurrentPerService: PositiveInt(1, 1_000_000),
+            maxQueuedPerService: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+          },
+          { additionalProperties: false },
+        ),
+        /** Per Tool Service, per shard: when to stop calling a failing service for a while. */
+        circuitBreaker: Type.Object(
+          {
+            consecutiveFailures: PositiveInt(1, 1_000_000),
+            failureRatio: Type.Number({ exclusiveMinimum: 0, maximum: 1 }),
+            minimumCalls: PositiveInt(1, 1_000_000),
+            windowMs: PositiveInt(10, 3_600_000),
+            openMs: PositiveInt(1, 3_600_000),
+            halfOpenProbes: PositiveInt(1, 1_000),
+          },
+          { additionalProperties: false },
+        ),
       },
       { additionalProperties: false },
     ),

@@ -6,7 +6,8 @@
  * decision out: no HTTP server, no threads.
  */
 import { JsonRpcErrorCode } from '../errors.js';
-import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type RequestId } from './jsonrpc.js';
+import { exactId } from './id-text.js';
+import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
 import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
 import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging.js';
 import type { Reply } from './reply.js';
@@ -53,7 +54,7 @@ const INITIALIZE_RESULTS = new Map<string, string>(
 
 const ACCEPTED: Reply = { status: 202, body: '' };
 
-function error(id: RequestId | null, code: number, message: string, method = 'invalid'): Decision {
+function error(id: RequestId | ExactId | null, code: number, message: string, method = 'invalid'): Decision {
   return { kind: 'reply', reply: rpcErrorReply(id, code, message), method, outcome: 'rpc_error' };
 }
 
@@ -77,10 +78,10 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
     if (clientResponseValidator.Check(message) && !('method' in message) && ('result' in message || 'error' in message)) {
       return { kind: 'reply', reply: ACCEPTED, method: 'response', outcome: 'accepted' };
     }
-    return error(idOf(message), JsonRpcErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":string,"id"?:string|number,"params"?:object}');
+    return error(exactId(idOf(message), body), JsonRpcErrorCode.InvalidRequest, 'Invalid Request: expected {"jsonrpc":"2.0","method":string,"id"?:string|number,"params"?:object}');
   }
-  const { id, method, params } = message;
-  if (id === undefined) {
+  const { method, params } = message;
+  if (message.id === undefined) {
     // notifications/cancelled names an in-flight request this process may be running (stateless: same route + session).
     const target = method === 'notifications/cancelled' ? (params as { requestId?: unknown } | undefined)?.requestId : undefined;
     if (typeof target === 'string' || (typeof target === 'number' && Number.isFinite(target))) {
@@ -88,6 +89,8 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
     }
     return { kind: 'reply', reply: ACCEPTED, method, outcome: 'accepted' };
   }
+  // Answers carry the request's own id text when JSON.parse could not hold it exactly (ids above 2^53).
+  const id = exactId(message.id, body);
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
     return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params must be an object', method);
   }
@@ -97,7 +100,7 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
       // One page holds the whole catalog; a cursor is accepted and ignored (there is no second page).
       return ok(method, { status: 200, contentType: 'application/json', body: route.listTemplate, bodyTail: encodeId(id) + '}' });
     case 'tools/call':
-      return toolsCall(id, p);
+      return toolsCall(message.id, id, p);
     case 'initialize': {
       const requested = p?.['protocolVersion'];
       if (typeof requested !== 'string') {
@@ -122,7 +125,7 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
 }
 
 /** Checks `tools/call` params on the acceptor, so that no malformed call costs a hop to a shard. */
-function toolsCall(id: RequestId, params: Record<string, unknown> | undefined): Decision {
+function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<string, unknown> | undefined): Decision {
   const method = 'tools/call';
   if (params === undefined) return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: tools/call needs params {name, arguments}', method);
   const name = params['name'];
@@ -148,7 +151,7 @@ function toolsCall(id: RequestId, params: Record<string, unknown> | undefined): 
     const level = m[LOG_LEVEL_META_KEY];
     if (isMcpLogLevel(level)) logLevel = MCP_LOG_LEVELS.indexOf(level);
   }
-  return { kind: 'forward', method, id, idText: encodeId(id), toolName: name, argumentsJson, progressTokenJson, logLevel };
+  return { kind: 'forward', method, id: rawId, idText: encodeId(id), toolName: name, argumentsJson, progressTokenJson, logLevel };
 }
 
 /** The id of an invalid message when it has a usable one, so the client can correlate the error. */

@@ -37,15 +37,21 @@ export function httpStatusForRpcError(code: number): number {
   return code === JsonRpcErrorCode.ParseError || code === JsonRpcErrorCode.InvalidRequest ? 400 : 200;
 }
 
+/** An id given by its exact JSON text from the request (see `exactId` in id-text.ts): a number JSON.parse rounded. */
+export interface ExactId {
+  readonly json: string;
+}
+
 /** Serialises an id for splicing into a pre-built response. */
-export function encodeId(id: RequestId | null): string {
-  // 1e400 parses to Infinity, which is not JSON: such an id is answered as null.
+export function encodeId(id: RequestId | ExactId | null): string {
+  if (typeof id === 'object' && id !== null) return id.json;
+  // 1e400 parses to Infinity, which is not JSON: such an id is answered as null (unless given as its exact text).
   if (typeof id === 'number') return Number.isFinite(id) ? String(id) : 'null';
   return JSON.stringify(id);
 }
 
 /** The JSON text of a JSON-RPC error response. */
-export function errorResponseText(id: RequestId | null, code: number, message: string, data?: unknown): string {
+export function errorResponseText(id: RequestId | ExactId | null, code: number, message: string, data?: unknown): string {
   return errorResponseForIdText(encodeId(id), code, message, data);
 }
 
@@ -57,7 +63,7 @@ export function errorResponseForIdText(idText: string, code: number, message: st
 
 /** A complete error reply; the HTTP status follows the code unless given. */
 export function rpcErrorReply(
-  id: RequestId | null,
+  id: RequestId | ExactId | null,
   code: number,
   message: string,
   options: { status?: number; headers?: Reply['headers']; data?: unknown } = {},
@@ -71,6 +77,6 @@ export function rpcErrorReply(
 }
 
 /** A complete success reply around an already-serialised `result`. */
-export function resultReply(id: RequestId, resultJson: string): Reply {
+export function resultReply(id: RequestId | ExactId, resultJson: string): Reply {
   return { status: 200, contentType: JSON_CONTENT_TYPE, body: `{"jsonrpc":"2.0","id":${encodeId(id)},"result":${resultJson}}` };
 }

@@ -5,7 +5,7 @@
  * on the tool's first call, never per request. A new snapshot gets a new
  * RouteRuntime, swapped in with one Map store; the old one is released.
  */
-import type { Validator } from 'typebox/compile';
+import type { ArgumentValidator } from './validator-cache.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import { resolveActiveVersions } from '../../shared/catalog/active-versions.js';
 import type { SnapshotView } from '../../shared/snapshot/layout.js';
@@ -14,7 +14,7 @@ import { ValidatorCache } from './validator-cache.js';
 /** A tool with exactly one active version; its validator is compiled on first use. */
 export class ResolvedTool {
   readonly kind = 'tool';
-  private compiled: Validator | null = null;
+  private compiled: ArgumentValidator | null = null;
 
   constructor(
     readonly tool: CatalogTool,
@@ -23,7 +23,7 @@ export class ResolvedTool {
   ) {}
 
   /** The compiled argument validator. */
-  get validator(): Validator {
+  get validator(): ArgumentValidator {
     return (this.compiled ??= this.cache.validator(this.schemaKey));
   }
 }

@@ -7,6 +7,7 @@
  * or `error` member. Pure: callable from a unit test with no thread and no HTTP.
  */
 import { CallOutcome, type CallRequest } from '../../shared/calls.js';
+import { UnsafePatternError } from '../../shared/catalog/linear-regexp.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { ResultKind } from '../../shared/threads/call-frames.js';
 import type { ResolvedTool, RouteRuntime } from './route-runtime.js';
@@ -46,14 +47,18 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
   let valid: boolean;
   try {
     valid = resolved.validator.Check(args);
-  } catch {
-    // Only pathological input (nesting deep enough to exhaust the stack) makes a compiled check throw.
-    return rpcError(JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  } catch (err) {
+    return checkFailure(req.toolName, err);
   }
   if (valid) return resolved;
   // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
-  const lines = resolved.validator
-    .Errors(args)
+  let errors;
+  try {
+    errors = resolved.validator.Errors(args);
+  } catch (err) {
+    return checkFailure(req.toolName, err);
+  }
+  const lines = errors
     .filter((e) => e.keyword !== 'boolean')
     .flatMap((e) => {
       const extra = (e.params as { additionalProperties?: unknown }).additionalProperties;
@@ -64,10 +69,22 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
       return [`- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`];
     })
     .slice(0, MAX_VIOLATIONS);
-  return {
-    kind: ResultKind.Result,
-    outcome: CallOutcome.ToolError,
-    status: 200,
-    payload: toolError(`Invalid arguments for tool ${JSON.stringify(req.toolName)}:\n${lines.join('\n')}`).json,
-  };
+  return toolFailure(`Invalid arguments for tool ${JSON.stringify(req.toolName)}:\n${lines.join('\n')}`);
+}
+
+function toolFailure(message: string): Refusal {
+  return { kind: ResultKind.Result, outcome: CallOutcome.ToolError, status: 200, payload: toolError(message).json };
+}
+
+/**
+ * A validator that throws: the tool's schema has a pattern the linear-time engine cannot run (only a snapshot
+ * built before that rule can carry one), or the arguments nest deep enough to exhaust the stack. Anything
+ * else is a bug and propagates (the executor answers it as an internal error).
+ */
+function checkFailure(name: string, err: unknown): Refusal {
+  if (err instanceof UnsafePatternError) {
+    return toolFailure(`Tool ${JSON.stringify(name)} cannot be called: its inputSchema ${err.message}; the gateway runs argument patterns only on a linear-time engine`);
+  }
+  if (err instanceof RangeError) return rpcError(JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
+  throw err;
 }

@@ -172,3 +172,74 @@ describe('validateManifest', () => {
     expect(problems(result).map((p) => p.slice(0, p.indexOf(')') + 1))).toEqual(['/tools/0 (a@1.2.0)', '/tools/1 (b@1.2.0)', '/tools/2 (c@1.2.0)']);
   });
 });
+
+describe('validateManifest: argument patterns run in linear time (issue 11 High #1)', () => {
+  const withSchema = (inputSchema: Record<string, unknown>) => validateManifest(one({ inputSchema }), entry, policy);
+
+  it('accepts the ReDoS-prone patterns the linear-time engine runs safely', () => {
+    expect(tools(withSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } }))).toHaveLength(1);
+    expect(tools(withSchema({ type: 'object', patternProperties: { '^(\\w+\\s?)*$': { type: 'string' } } }))).toHaveLength(1);
+  });
+
+  it('refuses patterns that need backtracking, naming the tool and the place', () => {
+    expect(problems(withSchema({ type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } }))).toEqual([
+      expect.stringMatching(/^\/tools\/0 \(employee_search@1\.2\.0\)\/inputSchema\/properties\/s\/pattern: "\^\(a\)\\\\1\$" uses a backreference/),
+    ]);
+    expect(problems(withSchema({ type: 'object', patternProperties: { '^(?!x)': {} } }))[0]).toMatch(/\/inputSchema\/patternProperties\/\^\(\?!x\): .* lookahead/);
+    expect(problems(withSchema({ type: 'object', propertyNames: { pattern: '(?=a)' } }))[0]).toMatch(/\/inputSchema\/propertyNames\/pattern: .*lookahead/);
+  });
+
+  it('does not refuse such patterns in an outputSchema (the gateway never runs them)', () => {
+    expect(tools(validateManifest(one({ outputSchema: { type: 'object', properties: { s: { pattern: '(?=a)' } } } }), entry, policy))).toHaveLength(1);
+  });
+});
+
+describe('validateManifest: $ref loops and deep nesting (issue 11 Low #8)', () => {
+  const withSchema = (inputSchema: Record<string, unknown>) => validateManifest(one({ inputSchema }), entry, policy);
+
+  it('refuses a $ref loop that never descends into the argument, naming the references', () => {
+    const p = problems(withSchema({ type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }));
+    expect(p).toHaveLength(1);
+    expect(p[0]).toMatch(/^\/tools\/0 \(employee_search@1\.2\.0\)\/inputSchema\/\$defs\/[ab]: \$ref loop #\/\$defs\/[ab] → #\/\$defs\/[ab] → #\/\$defs\/[ab] never descends/);
+    expect(problems(withSchema({ type: 'object', allOf: [{ $ref: '#' }] }))[0]).toMatch(/\$ref loop # → #\/allOf\/0 → #/);
+    expect(problems(withSchema({ type: 'object', $defs: { a: { anyOf: [{ type: 'null' }, { not: { $ref: '#/$defs/a' } }] } }, properties: { v: { $ref: '#/$defs/a' } } }))[0]).toMatch(/\$ref loop/);
+  });
+
+  it('accepts recursion that descends into the argument (a tree)', () => {
+    const tree = { type: 'object', properties: { root: { $ref: '#/$defs/node' } }, $defs: { node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/node' } } } } } };
+    expect(tools(withSchema(tree))).toHaveLength(1);
+    expect(tools(withSchema({ type: 'object', properties: { self: { $ref: '#' }, a: { $ref: '#/properties/self' } } }))).toHaveLength(1);
+    expect(tools(withSchema({ $id: 'urn:x', type: 'object', properties: { n: { $anchor: 'num', type: 'number' }, m: { $ref: '#num' }, o: { $ref: 'urn:x#/properties/n' } } }))).toHaveLength(1);
+  });
+
+  it('refuses a $ref that resolves to nothing in the schema', () => {
+    expect(problems(withSchema({ type: 'object', properties: { x: { $ref: '#/$defs/missing' } } }))[0]).toMatch(/\/inputSchema\/properties\/x\/\$ref: "#\/\$defs\/missing" does not resolve/);
+    expect(problems(withSchema({ type: 'object', properties: { x: { $ref: 'https://example.com/s.json' } } }))[0]).toMatch(/remote references are not fetched/);
+  });
+
+  it('refuses a schema nested 100,000 levels deep with the tool named, not a RangeError', () => {
+    const nest = (n: number, leaf: string, wrap: (inner: string) => string): unknown => {
+      let s = leaf;
+      for (let i = 0; i < n; i++) s = wrap(s);
+      return JSON.parse(s);
+    };
+    for (const inputSchema of [
+      { type: 'object', properties: { a: nest(100_000, '{}', (x) => `{"type":"object","properties":{"a":${x}}}`) } },
+      { type: 'object', const: nest(100_000, '[]', (x) => `[${x}]`) },
+      { type: 'object', default: nest(100_000, '{}', (x) => `{"a":${x}}`) },
+    ]) {
+      const p = problems(withSchema(inputSchema));
+      expect(p).toHaveLength(1);
+      expect(p[0]).toMatch(/^\/tools\/0 \(employee_search@1\.2\.0\): nests deeper than 256 levels at \/inputSchema\//);
+      expect((p[0] as string).length).toBeLessThan(300);
+    }
+    const annotations = problems(validateManifest(one({ annotations: { a: nest(100_000, '{}', (x) => `{"a":${x}}`) } }), entry, policy));
+    expect(annotations[0]).toMatch(/nests deeper than 256 levels at \/annotations\/a\/a/);
+  });
+
+  it('accepts nesting up to the limit', () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 60; i++) schema = { type: 'object', properties: { a: schema } };
+    expect(tools(withSchema(schema))).toHaveLength(1);
+  });
+});

@@ -12,7 +12,9 @@ import { GatewayErrorCode } from '../../../../src/shared/errors.js';
 import { decodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 import type { RefreshEvent } from '../../../../src/shared/threads/messages.js';
 import { manifestFor } from '../../../fixtures/tool-service.js';
+import type { GatewayConfig } from '../../../../src/shared/config/schema.js';
 import {
+  config,
   entry,
   erp,
   ERP,
@@ -216,5 +218,37 @@ describe('bugs in the refresh path are INTERNAL, not a manifest problem', () => 
       ['mixed', 'TOOL_NAME_CONFLICT'],
     ]);
     expect(logged).toEqual([]);
+  });
+});
+
+describe('Refresher: hostile manifests from a real Tool Service', () => {
+  const tool = (inputSchema: unknown) => ({ ...(manifestFor([{ name: 'lookup' }], 'hr-tools').tools[0] as unknown as Record<string, unknown>), inputSchema });
+  const coreOnly = (): GatewayConfig => config({ source: 'static', routes: { core: [HR] } });
+
+  it('refuses a schema nested 100,000 levels deep as MANIFEST_INVALID naming the service and the tool, not a RangeError', async () => {
+    const depth = 100_000;
+    const deep = '{"type":"object","properties":{"a":'.repeat(depth) + '{}' + '}}'.repeat(depth);
+    const text = JSON.stringify({ service: 'hr-tools', tools: [tool({})] }).replace('"inputSchema":{}', `"inputSchema":${deep}`);
+    hr.setManifestRaw(text);
+    const { events } = await harness(coreOnly()).cycle();
+    const failed = ofType(events, 'route-failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ routeKey: 'core', code: 'MANIFEST_INVALID', message: expect.stringMatching(/Tool Service "hr-tools" manifest is invalid: \/tools\/0 \(lookup@1\.0\.0\): nests deeper than 256 levels/) }),
+    ]);
+    expect((failed[0] as { message: string }).message).not.toMatch(/RangeError|call stack/);
+  });
+
+  it('refuses a $ref loop and a backtracking pattern, naming the service, tool and place', async () => {
+    hr.setManifest({
+      service: 'hr-tools',
+      tools: [
+        { ...tool({ type: 'object', properties: { x: { $ref: '#/$defs/a' } }, $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }), name: 'looping' },
+        { ...tool({ type: 'object', properties: { s: { type: 'string', pattern: '^(?=a)(a+)+$' } } }), name: 'lookahead' },
+      ],
+    });
+    const { events } = await harness(coreOnly()).cycle();
+    const message = (ofType(events, 'route-failed')[0] as { message: string }).message;
+    expect(message).toMatch(/Tool Service "hr-tools" manifest is invalid: .*\/tools\/0 \(looping@1\.0\.0\)\/inputSchema\/\$defs\/[ab]: \$ref loop/);
+    expect(message).toMatch(/\/tools\/1 \(lookahead@1\.0\.0\)\/inputSchema\/properties\/s\/pattern: .* lookahead/);
   });
 });

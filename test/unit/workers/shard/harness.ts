@@ -47,6 +47,16 @@ export const SEARCH_SCHEMA = {
   additionalProperties: false,
 };
 
+/** The schema of issue 11 High #1: V8's backtracking engine needs seconds for 28 characters. */
+export const PATTERN_SCHEMA = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
+
+/** A recursive schema: its compiled check recurses once per level of the argument. */
+export const TREE_SCHEMA = {
+  type: 'object',
+  properties: { node: { $ref: '#/$defs/node' } },
+  $defs: { node: { type: 'object', properties: { child: { $ref: '#/$defs/node' } } } },
+};
+
 export interface Harness {
   svc: FixtureToolService;
   routes: RouteTable;
@@ -124,6 +134,8 @@ export async function startHarness(): Promise<Harness> {
     [
       { name: 'run' },
       { name: 'search', inputSchema: SEARCH_SCHEMA },
+      { name: 'pattern', inputSchema: PATTERN_SCHEMA },
+      { name: 'tree', inputSchema: TREE_SCHEMA },
       { name: 'slow', timeoutMs: SLOW_TIMEOUT_MS },
       { name: 'twin', version: '1.0.0' },
       { name: 'twin', version: '2.0.0' },

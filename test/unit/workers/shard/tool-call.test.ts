@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallOutcome } from '../../../../src/shared/calls.js';
 import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import type { CatalogTool } from '../../../../src/shared/catalog/types.js';
+import { mergeRoute } from '../../../../src/shared/catalog/merge.js';
+import { encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 import { call, callRaw, errorText, ROUTE, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -8,6 +11,8 @@ beforeAll(async () => {
   h = await startHarness();
   h.svc.setBehavior('/tools/run', { kind: 'echo' });
   h.svc.setBehavior('/tools/search', { kind: 'echo' });
+  h.svc.setBehavior('/tools/pattern', { kind: 'echo' });
+  h.svc.setBehavior('/tools/tree', { kind: 'echo' });
 });
 afterAll(async () => {
   await h?.close();
@@ -149,6 +154,46 @@ describe('tools/call argument validation on the shard (SEP-1303)', () => {
     const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
     const c = await callRaw(h, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"run","arguments":${deep}}}`);
     expectRpcError(c, 200, 12, -32602, 'Invalid params: params.arguments nests too deeply');
+    expect(h.svc.requests).toHaveLength(0);
+  });
+});
+
+describe('argument checks that must not block or crash the shard', () => {
+  it('checks a ReDoS-prone pattern in linear time and lists the violation', async () => {
+    const evil = 'a'.repeat(27) + '!'; // 6.9 s on V8's backtracking engine (issue 11), doubling per extra character
+    await call(h, { name: 'pattern', arguments: { s: 'a!' } }, 20); // compiles the validator
+    const timed = async (s: string): Promise<number> => {
+      const started = process.hrtime.bigint();
+      await call(h, { name: 'pattern', arguments: { s } }, 21);
+      return Number(process.hrtime.bigint() - started);
+    };
+    const tEvil = Math.min(await timed(evil), await timed(evil), await timed(evil));
+    const tShort = Math.min(await timed('aaa!'), await timed('aaa!'), await timed('aaa!'));
+    // Same-run ratio, no wall-clock threshold: 28 characters cost about what 4 do.
+    expect(tEvil / tShort, `${tEvil} ns vs ${tShort} ns`).toBeLessThan(10);
+    expect(errorText(await call(h, { name: 'pattern', arguments: { s: evil } }, 22))).toMatch(/^Invalid arguments for tool "pattern":\n- \/s: .*pattern/);
+    expect(h.svc.requests).toHaveLength(0);
+    expect((await call(h, { name: 'pattern', arguments: { s: 'aaaa' } }, 22)).answer.outcome).toBe(CallOutcome.Ok);
+  });
+
+  it('answers arguments nested deeper than a recursive schema\'s check can follow with -32602', async () => {
+    const deep = '{"child":'.repeat(100_000) + '{}' + '}'.repeat(100_000);
+    const c = await callRaw(h, `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"tree","arguments":{"node":${deep}}}}`);
+    expectRpcError(c, 200, 23, -32602, 'Invalid params: params.arguments nests too deeply');
+    // The same shard keeps serving.
+    expect((await call(h, { name: 'tree', arguments: { node: { child: {} } } }, 24)).answer.outcome).toBe(CallOutcome.Ok);
+  });
+
+  it('refuses to run a schema pattern that needs backtracking (a snapshot from before the catalog rule), as a tool error', async () => {
+    const tool: CatalogTool = {
+      name: 'legacy', version: '1', active: true, serviceId: 'old', timeoutMs: 1000, executionUrl: `${h.svc.url}/tools/run`,
+      inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(?=a)(a+)+$' } } },
+    };
+    h.routes.install('legacy-route', encodeSnapshot(mergeRoute('legacy-route', [{ serviceId: 'old', tools: [tool] }], { maxToolsPerRoute: 50, source: 'redis' })));
+    const c = await callRaw(h, JSON.stringify({ jsonrpc: '2.0', id: 25, method: 'tools/call', params: { name: 'legacy', arguments: { s: 'a'.repeat(30) + '!' } } }), undefined, 'legacy-route');
+    expect(c.answer.outcome).toBe(CallOutcome.ToolError);
+    expect(c.body.result?.isError).toBe(true);
+    expect(c.body.result?.content[0]?.text).toMatch(/^Tool "legacy" cannot be called: its inputSchema pattern "\^\(\?=a\)\(a\+\)\+\$" uses a lookahead/);
     expect(h.svc.requests).toHaveLength(0);
   });
 });
