@@ -1,0 +1,181 @@
+/**
+ * The MCP endpoint of one acceptor thread, `POST /mcp/{routeKey}`, as a
+ * pipeline: copy what is needed out of the uWS request → gate (headers and
+ * route directory, before the body) → body (limit enforced while reading) →
+ * decide (`answerRequest`: answered here from snapshot bytes, or a checked
+ * `tools/call`) → hand the call to its shard (`call-dispatcher.ts`), which
+ * answers through this thread. Every JSON-RPC envelope is written here.
+ */
+import { randomBytes } from 'node:crypto';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { GatewayConfig } from '../shared/config/schema.js';
+import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
+import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
+import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
+import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
+import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
+import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
+import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
+import { writeReply } from './reply-writer.js';
+import type { RouteDirectory } from './route-directory.js';
+
+/** What the endpoint needs from its acceptor. */
+export interface McpEndpointOptions {
+  config: GatewayConfig;
+  /** Index = shard index. */
+  channels: readonly CallChannelEnd[];
+  directory: RouteDirectory;
+  metrics: AcceptorMetrics;
+  log: Logger;
+  /** A `notifications/cancelled` that matched no call of this thread (the call may live on another acceptor thread). */
+  onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
+}
+
+const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string; outcome: string }> = {
+  full: {
+    code: GatewayErrorCode.ShardQueueFull,
+    message: 'Service Unavailable: the shard serving this route has workers.maxPendingCallsPerShard calls in flight; retry later',
+    outcome: 'queue_full',
+  },
+  down: {
+    code: GatewayErrorCode.ShardUnavailable,
+    message: 'Service Unavailable: the shard serving this route is restarting; retry later',
+    outcome: 'shard_unavailable',
+  },
+};
+
+/** `POST /mcp/{routeKey}` on one acceptor thread. */
+export class McpEndpoint implements RequestSink {
+  /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
+  readonly calls: CallDispatcher;
+  private readonly policy: HttpPolicy;
+  private readonly requests: RequestPool;
+  private readonly directory: RouteDirectory;
+  private readonly metrics: AcceptorMetrics;
+  private readonly log: Logger;
+  private readonly requestIdPrefix = randomBytes(4).toString('hex');
+  private requestCounter = 0;
+
+  constructor(private readonly options: McpEndpointOptions) {
+    this.directory = options.directory;
+    this.metrics = options.metrics;
+    this.log = options.log;
+    this.policy = buildHttpPolicy(options.config.server);
+    this.requests = new RequestPool(this);
+    this.calls = new CallDispatcher(
+      options.channels,
+      options.config.workers.maxPendingCallsPerShard,
+      options.config.streaming.heartbeatMs,
+      options.config.server.retryAfterSeconds,
+      options.config.workers.maxChannelBacklogBytes,
+      (req, outcome) => this.callDone(req, outcome),
+    );
+  }
+
+  /** Handles one request whose path is `/mcp` or starts with `/mcp/`. */
+  handle(res: HttpResponse, req: HttpRequest, path: string): void {
+    const startedAt = performance.now();
+    const contentLengthHeader = req.getHeader('content-length');
+    const head: RequestHead = {
+      method: req.getMethod(),
+      path,
+      host: req.getHeader('host'),
+      origin: req.getHeader('origin'),
+      contentType: req.getHeader('content-type'),
+      accept: req.getHeader('accept'),
+      protocolVersion: req.getHeader('mcp-protocol-version'),
+      contentLength: contentLengthHeader === '' ? -1 : Number(contentLengthHeader),
+    };
+    const gate = gateMcpRequest(head, this.policy, this.directory.lookup);
+    if (gate.kind === 'reply') {
+      writeReply(res, gate.reply);
+      this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
+      return;
+    }
+    // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
+    const r = this.requests.acquire();
+    r.startedAt = startedAt;
+    r.routeKey = gate.routeKey;
+    r.snapshot = gate.snapshot;
+    r.shard = gate.route.shard;
+    r.sse = gate.wantsSse;
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
+    r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
+    r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+  }
+
+  onBodyTooLarge(r: McpRequest): void {
+    const res = r.res;
+    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true);
+    this.record(r.routeKey, 'http', 'too_large', r.startedAt);
+    // Not pooled again: uWS may still deliver the rest of this body to the object's handlers.
+    r.state = 'free';
+  }
+
+  onAborted(r: McpRequest): void {
+    if (r.state === 'calling') this.calls.abandon(r);
+    else this.requests.release(r);
+  }
+
+  onBody(r: McpRequest, body: Buffer): void {
+    const res = r.res;
+    const snapshot = r.snapshot;
+    if (res === null || snapshot === null || r.aborted) return;
+    const decision = answerRequest(body, snapshot);
+    if (decision.kind === 'forward') {
+      this.forward(r, res, decision);
+      return;
+    }
+    if (decision.cancels !== undefined) {
+      const idText = encodeId(decision.cancels);
+      if (!this.calls.cancel(r.routeKey, r.sessionId, idText)) this.options.onUnmatchedCancel?.(r.routeKey, r.sessionId, idText);
+    }
+    // onData runs corked (uWS corks a socket while it processes its input), so this is one write.
+    writeReply(res, decision.reply);
+    this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
+    this.requests.release(r);
+  }
+
+  private forward(r: McpRequest, res: HttpResponse, call: ForwardCall): void {
+    r.idText = call.idText;
+    r.toolName = call.toolName;
+    r.argumentsJson = call.argumentsJson;
+    r.progressTokenJson = call.progressTokenJson;
+    r.logLevel = call.logLevel;
+    const refusal = this.calls.dispatch(r.shard, r);
+    if (refusal === null) return;
+    const why = REFUSAL[refusal];
+    writeReply(res, {
+      status: 503,
+      contentType: 'application/json',
+      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+      body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
+    });
+    this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
+    this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
+    this.requests.release(r);
+  }
+
+  private callDone(r: McpRequest, outcome: string): void {
+    this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
+    if (outcome === 'cancelled') r.state = 'free';
+    else this.requests.release(r);
+  }
+
+  /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */
+  private routeLabel(path: string): string {
+    const key = path.slice('/mcp/'.length);
+    return this.directory.lookup(key) ? key : '(none)';
+  }
+
+  private record(route: string, method: string, outcome: string, startedAt: number): void {
+    this.metrics.record(route, method, outcome, (performance.now() - startedAt) / 1000);
+  }
+}
