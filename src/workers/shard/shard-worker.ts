@@ -17,6 +17,7 @@ import { ValidatorCache } from './validator-cache.js';
 import { CancelSignal } from './cancel.js';
 import { handleToolCall, type CallAnswer, type CallOptions } from './tool-call.js';
 import { ToolServiceClient } from './upstream.js';
+import { PromiseToolCaller } from './upstream-legacy.js';
 import { errorResponseText } from '../../shared/protocol/jsonrpc.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 
@@ -29,7 +30,12 @@ const metrics = new ShardMetrics();
 const client = new ToolServiceClient({
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
+  maxQueuedCallsPerService: config.tools.maxQueuedCallsPerService,
+  connectTimeoutMs: config.tools.connectTimeoutMs,
+  keepAliveTimeoutMs: config.tools.keepAliveTimeoutMs,
+  maxResponseHeaderBytes: config.tools.maxResponseHeaderBytes,
 });
+const caller = new PromiseToolCaller(client);
 const decoder = new TextDecoder();
 
 /** routeKey → runtime. Replaced with one `set` per publish: readers never see a half-built route. */
@@ -104,7 +110,7 @@ async function execute(channel: ResultChannel, frame: CallFrame): Promise<void> 
   }
   let answer: CallAnswer;
   try {
-    answer = await handleToolCall(decoder.decode(frame.body), frame.routeKey, routes.get(frame.routeKey), frame.ctx, client, options);
+    answer = await handleToolCall(decoder.decode(frame.body), frame.routeKey, routes.get(frame.routeKey), frame.ctx, caller, options);
     if (answer.upstream) {
       metrics.recordCall(frame.routeKey, answer.upstream.serviceId, answer.upstream.cause);
       if (answer.upstream.cause !== 'ok' && answer.upstream.cause !== 'tool_error' && answer.upstream.cause !== 'cancelled') {

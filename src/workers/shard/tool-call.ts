@@ -12,7 +12,8 @@ import type { CancelSignal } from './cancel.js';
 import { NotificationForwarder } from './notification-forwarder.js';
 import type { RouteRuntime } from './route-runtime.js';
 import { toolError } from './tool-result.js';
-import type { UpstreamCall, UpstreamResult } from './upstream.js';
+import type { UpstreamResult } from './upstream.js';
+import type { LegacyUpstreamCall as UpstreamCall } from './upstream-legacy.js';
 
 /** What the shard sends back for one call. */
 export interface CallAnswer {

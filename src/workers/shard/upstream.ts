@@ -1,208 +1,269 @@
 /**
- * Calls Tool Services over HTTP with undici: one keep-alive Pool per Tool
- * Service origin, a deadline per call, a bounded answer size, and every
- * failure turned into an `isError` result (never an exception).
+ * Calls Tool Services over the lean keep-alive HTTP/1.1 client
+ * (`./http1/`): one pool per Tool Service origin, a deadline per call
+ * (`tool.timeoutMs`), a bounded answer size, and every failure turned into an
+ * `isError` result delivered to `onDone` (never an exception).
  *
- * Uses undici's handler-based `dispatch` rather than `request()`: no Readable
- * stream and no async iteration per call. Measured in the same run against
- * the bench echo service: 27 µs vs 51 µs CPU per call (docs/decisions/0005-upstream-dispatch.md).
+ * Per call nothing is allocated but the request bytes' view, the answer and
+ * the result: the request line, static headers and the body prefix are built
+ * once per tool; the exchange state (handler, request slot, request buffer,
+ * NDJSON reader) comes from a free list. ADR-0005 has the measurements.
+ *
+ *   request bytes   POST /tools/x HTTP/1.1␍␊host: …␍␊content-type: …␍␊accept: …␍␊   ← per tool (Target.head)
+ *                   x-request-id: …␍␊x-mcp-route: …␍␊[x-mcp-session-id][traceparent]  ← per call
+ *                   content-length: N␍␊␍␊
+ *                   {"name":"x","version":"1.0.0","arguments":                         ← per tool (Target.bodyPrefix)
+ *                   <argumentsJson>}                                                  ← per call
  */
-import { Pool, type Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
-import type { CallContext } from '../../shared/threads/frames.js';
-import type { CancelSignal } from './cancel.js';
+import { Http1Agent, HTTP1_DEFAULTS, type OriginOptions } from './http1/agent.js';
+import { Http1FailureCode, type Http1Failure } from './http1/errors.js';
+import type { Http1Pool } from './http1/pool.js';
+import { Http1Request, type ResponseHandler } from './http1/request.js';
+import type { ResponseHead } from './http1/response-head.js';
 import { NdjsonReader } from './ndjson.js';
 import type { StreamFrame } from './notification-forwarder.js';
 import { mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
 
 /** Settings the caller takes from `tools.*`. */
 export interface UpstreamOptions {
+  /** `tools.connectionsPerService`: sockets per Tool Service origin. */
   connectionsPerService: number;
+  /** `tools.maxResponseBytes`: largest answer body (and NDJSON line). */
   maxResponseBytes: number;
+  /** `tools.maxQueuedCallsPerService`: calls waiting for a socket before `busy`. */
+  maxQueuedCallsPerService?: number;
+  /** `tools.connectTimeoutMs`: TCP (+ TLS) connect. */
+  connectTimeoutMs?: number;
+  /** `tools.keepAliveTimeoutMs`: an idle socket is closed after this long. */
+  keepAliveTimeoutMs?: number;
+  /** `tools.maxResponseHeaderBytes`: largest response head. */
+  maxResponseHeaderBytes?: number;
+  /** Per-origin TLS settings (private CA, client certificate, SNI), asked once per origin. */
+  originOptions?: (origin: string) => OriginOptions | undefined;
 }
 
-/** One tool call to send. */
+/** One tool call. Pooled and reused by the shard: one call at a time per object. */
 export interface UpstreamCall {
   tool: CatalogTool;
-  /** Already validated against the tool's inputSchema. */
+  /** Already validated JSON text of `params.arguments`. */
   argumentsJson: string;
   routeKey: string;
-  ctx: CallContext;
+  /** Context headers; '' = absent. Values with bytes outside 0x20–0x7E are not sent. */
+  requestId: string;
+  sessionId: string;
+  traceparent: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
-  onFrame?: (frame: StreamFrame) => void;
-  /** Called once when the Tool Service starts an NDJSON stream (the SSE answer starts then, not at the first forwarded frame). */
-  onStreamStart?: () => void;
-  /** Aborts the upstream request when the client disconnects or cancels. */
-  cancel?: CancelSignal;
+  onFrame: ((frame: StreamFrame) => void) | null;
+  /** Called once when the Tool Service starts an NDJSON stream. */
+  onStreamStart: (() => void) | null;
+  /** Called exactly once per call, never synchronously inside `call()`; after it the object may be reused. */
+  onDone(result: UpstreamResult): void;
 }
 
 /** Outcome of one upstream call, with what metrics need. */
 export interface UpstreamResult extends MappedResult {
   /** Short machine label of the failure cause, `ok` when the Tool Service answered a result. */
-  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
+  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'busy' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
 }
 
 const NDJSON = 'application/x-ndjson';
+/** How much of an error body is read (for the message); then the socket is closed (issue 11 #7). */
 const ERROR_SNIPPET_BYTES = 4096;
+/** Buffers an exchange grew past this are dropped when it goes back to the free list. */
+const KEEP_BUFFER_BYTES = 64 * 1024;
+const CRLF = '\r\n';
 
-/** What a call needs of its tool, derived once per tool version (not per call). */
-interface UpstreamTarget {
-  origin: string;
-  path: string;
+/** What a call needs of its tool, built once per tool object (not per call). */
+interface Target {
+  pool: Http1Pool;
+  /** Request line and static headers. */
+  head: Buffer;
   /** `{"name":…,"version":…,"arguments":` — the arguments and `}` complete the body. */
-  bodyPrefix: string;
+  bodyPrefix: Buffer;
 }
 
-/** Owns the pools; `close()` is graceful and idempotent. */
+/** The exchange a call is running on, kept on the call object (no Map per call). */
+const EXCHANGE = Symbol('upstream.exchange');
+type Tracked = UpstreamCall & { [EXCHANGE]?: Exchange | null };
+
+/** Owns the HTTP/1.1 agent; `close()` is graceful and idempotent, `destroy()` forced. */
 export class ToolServiceClient {
-  private readonly pools = new Map<string, Pool>();
+  readonly agent: Http1Agent;
   /** Keyed by the runtime's tool objects, so a replaced snapshot's entries are collected with it. */
-  private readonly targets = new WeakMap<CatalogTool, UpstreamTarget>();
-  private closed = false;
+  private readonly targets = new WeakMap<CatalogTool, Target>();
+  private readonly free: Exchange[] = [];
 
-  constructor(private readonly options: UpstreamOptions) {}
-
-  /** Calls the tool; resolves with a mapped result whatever happens upstream. */
-  call(call: UpstreamCall): Promise<UpstreamResult> {
-    if (this.closed) return Promise.resolve({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
-    const target = this.targetFor(call.tool);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: `application/json, ${NDJSON}`,
-      'x-request-id': call.ctx.requestId,
-      'x-mcp-route': call.routeKey,
-    };
-    if (call.ctx.sessionId !== '') headers['x-mcp-session-id'] = call.ctx.sessionId;
-    if (call.ctx.traceparent !== '') headers['traceparent'] = call.ctx.traceparent;
-    const body = target.bodyPrefix + call.argumentsJson + '}';
-    return new Promise((resolve) => {
-      const exchange = new Exchange(resolve, call.tool.timeoutMs, this.options.maxResponseBytes, call.onFrame ?? null, call.onStreamStart ?? null);
-      call.cancel?.onCancel(() => exchange.cancel());
-      this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
+  constructor(readonly options: UpstreamOptions) {
+    this.agent = new Http1Agent({
+      connections: options.connectionsPerService,
+      maxQueued: options.maxQueuedCallsPerService ?? HTTP1_DEFAULTS.maxQueued,
+      connectTimeoutMs: options.connectTimeoutMs ?? HTTP1_DEFAULTS.connectTimeoutMs,
+      idleTimeoutMs: options.keepAliveTimeoutMs ?? HTTP1_DEFAULTS.idleTimeoutMs,
+      maxHeaderBytes: options.maxResponseHeaderBytes ?? HTTP1_DEFAULTS.maxHeaderBytes,
+      // The per-tool deadline bounds every call: a slow tool legitimately sends its head late, and an
+      // NDJSON stream may pause between progress frames, so no separate headers/body timeouts here.
+      headersTimeoutMs: 0,
+      bodyTimeoutMs: 0,
+      ...(options.originOptions ? { originOptions: options.originOptions } : {}),
     });
   }
 
-  /** Closes every pool gracefully (in-flight calls finish). */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.all([...this.pools.values()].map((p) => p.close()));
+  /** Starts the call; `call.onDone` receives the mapped result whatever happens upstream. */
+  call(call: UpstreamCall): void {
+    const target = this.targetFor(call.tool);
+    const ex = this.free.pop() ?? new Exchange(this);
+    (call as Tracked)[EXCHANGE] = ex;
+    ex.start(call as Tracked, target);
   }
 
-  private targetFor(tool: CatalogTool): UpstreamTarget {
+  /** The client went away or cancelled: abort upstream; `onDone` gets cause `cancelled` now. */
+  cancel(call: UpstreamCall): void {
+    const ex = (call as Tracked)[EXCHANGE];
+    if (ex !== undefined && ex !== null && ex.call === call) ex.cancel();
+  }
+
+  /** Graceful: calls already accepted finish; new calls get "gateway is shutting down". Idempotent. */
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  /** Forced: every pending call ends now (onDone with `unreachable`) and every socket is destroyed. */
+  destroy(): void {
+    this.agent.destroy();
+  }
+
+  /** @internal An exchange is done and its buffers trimmed. */
+  release(ex: Exchange): void {
+    this.free.push(ex);
+  }
+
+  private targetFor(tool: CatalogTool): Target {
     let target = this.targets.get(tool);
     if (target === undefined) {
       const url = new URL(tool.executionUrl);
+      const head =
+        `POST ${url.pathname}${url.search} HTTP/1.1${CRLF}host: ${url.host}${CRLF}` +
+        `content-type: application/json${CRLF}accept: application/json, ${NDJSON}${CRLF}`;
       target = {
-        origin: url.origin,
-        path: url.pathname + url.search,
-        bodyPrefix: `{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`,
+        pool: this.agent.pool(url.origin),
+        head: Buffer.from(head, 'latin1'),
+        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
       };
       this.targets.set(tool, target);
     }
     return target;
   }
-
-  private poolFor(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (pool === undefined) {
-      pool = new Pool(origin, { connections: this.options.connectionsPerService, keepAliveTimeout: 30_000, pipelining: 1 });
-      this.pools.set(origin, pool);
-    }
-    return pool;
-  }
 }
 
-class TimeoutError extends Error {
-  override readonly name = 'TimeoutError';
+const enum Mode {
+  Json,
+  Ndjson,
+  Error,
 }
 
 /**
- * One call's response handler. Settles exactly once: with the mapped answer,
- * a failure, or the deadline, whichever comes first (a late upstream event
- * after settling is ignored and the request aborted).
+ * One call's response handler and state, reused through the client's free
+ * list. Settles exactly once: with the mapped answer, a failure, the deadline
+ * or a cancel, whichever comes first; once settled, the HTTP exchange is
+ * already ended (aborted, finished or complete), so nothing arrives late.
  */
-class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
-  private readonly timer: NodeJS.Timeout;
-  private settled = false;
+class Exchange implements ResponseHandler {
+  readonly slot = new Http1Request(this);
+  call: Tracked | null = null;
+  private target: Target | null = null;
+  private mode = Mode.Json;
   private status = 0;
-  private mode: 'json' | 'ndjson' | 'error' = 'json';
-  private chunks: Buffer[] = [];
+  private expectedLength = -1;
+  /** Body bytes received (all modes). */
   private size = 0;
-  private ndjson: NdjsonReader | null = null;
+  /** Collected body (JSON) or snippet (error status). */
+  private body: Buffer = Buffer.alloc(0);
+  private bodyLength = 0;
+  /** The whole JSON body when it came in one piece (decoded straight from the read, no copy). */
+  private text: string | null = null;
+  private request: Buffer = Buffer.alloc(0);
+  private readonly ndjson = new NdjsonReader();
 
-  constructor(
-    private readonly resolve: (r: UpstreamResult) => void,
-    private readonly timeoutMs: number,
-    private readonly maxBytes: number,
-    private readonly onFrame: ((frame: StreamFrame) => void) | null,
-    private readonly onStreamStart: (() => void) | null,
-  ) {
-    this.timer = setTimeout(() => this.fail(new TimeoutError()), timeoutMs);
+  constructor(private readonly client: ToolServiceClient) {}
+
+  start(call: Tracked, target: Target): void {
+    this.call = call;
+    this.target = target;
+    this.mode = Mode.Json;
+    this.status = 0;
+    this.size = 0;
+    this.bodyLength = 0;
+    this.text = null;
+    const bytes = this.buildRequest(call, target);
+    if (bytes === null) {
+      this.settleLater({ ...toolError('Tool Service not called: a context header value is not printable ASCII'), cause: 'unreachable' });
+      return;
+    }
+    target.pool.request(this.slot, bytes, call.tool.timeoutMs);
   }
 
-  /** The client went away or cancelled: abort upstream, free the timer and buffers. */
   cancel(): void {
-    if (this.settled) return;
+    (this.target as Target).pool.abort(this.slot);
     this.settle({ ...toolError('the call was cancelled by the client'), cause: 'cancelled' });
-    this.controller?.abort(new Error('cancelled by the client'));
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('call already settled (timeout or cancel)'));
-  }
+  // ── ResponseHandler ───────────────────────────────────────────────────────
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    this.status = statusCode;
-    const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  onHead(status: number, head: ResponseHead): void {
+    const call = this.call as Tracked;
+    this.status = status;
+    this.expectedLength = head.contentLength;
     // Contract v1: a result is `200`; any other status (201 and 204 included) is a failure.
-    if (statusCode !== 200) this.mode = 'error';
-    else if (contentType === NDJSON) {
-      this.mode = 'ndjson';
-      this.ndjson = new NdjsonReader(this.onFrame);
-      this.onStreamStart?.();
+    if (status !== 200) this.mode = Mode.Error;
+    else if (head.mediaTypeIs(NDJSON)) {
+      this.mode = Mode.Ndjson;
+      this.ndjson.reset(call.onFrame, this.client.options.maxResponseBytes);
+      call.onStreamStart?.();
+    } else if (head.contentLength > this.client.options.maxResponseBytes) {
+      // Announced too large: refuse without reading a byte of it.
+      this.abortWith(this.tooLarge());
     }
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
-    const before = this.size;
-    this.size += chunk.length;
-    if (this.mode === 'error') {
-      // Only a snippet of an error body is kept, for the message.
-      if (before < ERROR_SNIPPET_BYTES) this.chunks.push(chunk.subarray(0, ERROR_SNIPPET_BYTES - before));
+  onBody(chunk: Buffer, start: number, end: number): void {
+    const n = end - start;
+    this.size += n;
+    if (this.mode === Mode.Error) {
+      // Only a snippet of an error body is read, for the message; then the socket is closed.
+      const take = Math.min(n, ERROR_SNIPPET_BYTES - this.bodyLength);
+      this.append(chunk, start, start + take);
+      if (this.bodyLength >= ERROR_SNIPPET_BYTES) this.abortWith(this.statusResult());
       return;
     }
-    if (this.size > this.maxBytes) {
-      this.settle({ ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${this.maxBytes})`), cause: 'too_large' });
-      this.controller?.abort(new Error('answer too large'));
+    if (this.size > this.client.options.maxResponseBytes) {
+      this.abortWith(this.tooLarge());
       return;
     }
-    if (this.ndjson !== null) {
-      const done = this.ndjson.push(chunk);
+    if (this.mode === Mode.Ndjson) {
+      const done = this.ndjson.push(chunk, start, end);
       if (done !== null) {
+        // The terminal frame ends the call; the socket is kept if the stream's end is already here.
+        (this.target as Target).pool.finish(this.slot);
         this.settle(done);
-        this.controller?.abort(new Error('result frame received'));
       }
       return;
     }
-    this.chunks.push(chunk);
+    // The whole Content-Length body in one read (the usual case): decode it from the read, no copy.
+    if (this.bodyLength === 0 && n === this.expectedLength) this.text = chunk.toString('utf8', start, end);
+    else this.append(chunk, start, end);
   }
 
-  onResponseEnd(): void {
-    if (this.settled) return;
-    if (this.mode === 'error') {
-      this.settle({ ...statusError(this.status, Buffer.concat(this.chunks).toString('utf8')), cause: 'status' });
+  onEnd(): void {
+    if (this.mode === Mode.Error) {
+      this.settle(this.statusResult());
       return;
     }
-    if (this.ndjson !== null) {
+    if (this.mode === Mode.Ndjson) {
       this.settle(this.ndjson.end());
       return;
     }
-    const text = this.chunks.length === 1 ? (this.chunks[0] as Buffer).toString('utf8') : Buffer.concat(this.chunks, this.size).toString('utf8');
+    const text = this.text ?? this.body.toString('utf8', 0, this.bodyLength);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -211,36 +272,121 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     const mapped = mapJsonAnswer(value, text);
-    this.settle({ ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' });
+    this.settle({ json: mapped.json, isError: mapped.isError, cause: mapped.isError ? 'tool_error' : 'ok' });
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.fail(error);
+  onError(failure: Http1Failure): void {
+    this.settle(failureResult(failure, this.call as Tracked, this.client.options));
   }
 
-  private fail(err: Error): void {
-    if (this.settled) return;
-    if (err instanceof TimeoutError) {
-      this.settle({ ...toolError(`Tool Service did not answer within ${this.timeoutMs} ms (timeout)`), cause: 'timeout' });
-      this.controller?.abort(err);
-      return;
+  // ── internals ─────────────────────────────────────────────────────────────
+
+  private statusResult(): UpstreamResult {
+    return { ...statusError(this.status, this.body.toString('utf8', 0, this.bodyLength)), cause: 'status' };
+  }
+
+  private tooLarge(): UpstreamResult {
+    return { ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${this.client.options.maxResponseBytes})`), cause: 'too_large' };
+  }
+
+  private abortWith(result: UpstreamResult): void {
+    (this.target as Target).pool.abort(this.slot);
+    this.settle(result);
+  }
+
+  private append(src: Buffer, from: number, to: number): void {
+    const needed = this.bodyLength + (to - from);
+    if (needed > this.body.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(needed, 2 * this.body.length, 16 * 1024));
+      this.body.copy(grown, 0, 0, this.bodyLength);
+      this.body = grown;
     }
-    const e = err as Error & { code?: string; cause?: { code?: string } };
-    const code = e.code ?? e.cause?.code ?? e.name;
-    const what =
-      code === 'ECONNREFUSED'
-        ? 'connection refused'
-        : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET'
-          ? 'connection closed before the answer was complete'
-          : e.message;
-    this.settle({ ...toolError(`Tool Service unreachable: ${what} (${code})`), cause: 'unreachable' });
+    src.copy(this.body, this.bodyLength, from, to);
+    this.bodyLength = needed;
+  }
+
+  /** The whole request in one buffer; null when a context value could split the header block. */
+  private buildRequest(call: Tracked, target: Target): Buffer | null {
+    if (!headerSafe(call.requestId) || !headerSafe(call.routeKey) || !headerSafe(call.sessionId) || !headerSafe(call.traceparent)) return null;
+    let dynamic = `x-request-id: ${call.requestId}${CRLF}x-mcp-route: ${call.routeKey}${CRLF}`;
+    if (call.sessionId !== '') dynamic += `x-mcp-session-id: ${call.sessionId}${CRLF}`;
+    if (call.traceparent !== '') dynamic += `traceparent: ${call.traceparent}${CRLF}`;
+    const argBytes = Buffer.byteLength(call.argumentsJson, 'utf8');
+    const bodyLength = target.bodyPrefix.length + argBytes + 1;
+    dynamic += `content-length: ${bodyLength}${CRLF}${CRLF}`;
+    const total = target.head.length + dynamic.length + bodyLength;
+    if (total > this.request.length) this.request = Buffer.allocUnsafeSlow(Math.max(total, 2 * this.request.length, 1024));
+    const buf = this.request;
+    let at = target.head.copy(buf, 0);
+    at += buf.write(dynamic, at, 'latin1');
+    at += target.bodyPrefix.copy(buf, at);
+    at += buf.write(call.argumentsJson, at, 'utf8');
+    buf[at++] = 0x7d; // }
+    return buf.subarray(0, at);
+  }
+
+  /** A refusal before any I/O still reaches onDone asynchronously, like every other outcome. */
+  private settleLater(result: UpstreamResult): void {
+    const call = this.call;
+    queueMicrotask(() => {
+      // Unless a cancel settled it first (and the exchange moved on to another call).
+      if (this.call === call) this.settle(result);
+    });
   }
 
   private settle(result: UpstreamResult): void {
-    if (this.settled) return;
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.chunks = [];
-    this.resolve(result);
+    const call = this.call;
+    if (call === null) return;
+    this.call = null;
+    this.target = null;
+    call[EXCHANGE] = null;
+    this.text = null;
+    if (this.body.length > KEEP_BUFFER_BYTES) this.body = Buffer.alloc(0);
+    if (this.request.length > KEEP_BUFFER_BYTES) this.request = Buffer.alloc(0);
+    call.onDone(result);
+    // Back to the free list only after onDone: a call started from inside it gets another exchange.
+    this.client.release(this);
+  }
+}
+
+/** True when `value` can go in a header line as is (visible ASCII and space; '' is fine). */
+function headerSafe(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+/** The `isError` result for a failure of the HTTP exchange (texts: docs/contracts/tool-execution-v1.md §5). */
+function failureResult(f: Http1Failure, call: UpstreamCall, options: UpstreamOptions): UpstreamResult {
+  const unreachable = (what: string): UpstreamResult => ({ ...toolError(`Tool Service unreachable: ${what}`), cause: 'unreachable' });
+  switch (f.code) {
+    case Http1FailureCode.Deadline:
+      return { ...toolError(`Tool Service did not answer within ${call.tool.timeoutMs} ms (timeout)`), cause: 'timeout' };
+    case Http1FailureCode.HeadersTimeout:
+    case Http1FailureCode.BodyTimeout:
+      return { ...toolError(`Tool Service stalled: ${f.message} (${f.code})`), cause: 'timeout' };
+    case Http1FailureCode.ConnectRefused:
+      return unreachable(`connection refused (${f.errno || f.code})`);
+    case Http1FailureCode.ConnectTimeout:
+      return unreachable(`${f.message} (${f.code})`);
+    case Http1FailureCode.ConnectFailed:
+      return unreachable(`connection failed (${f.errno || f.code})`);
+    case Http1FailureCode.Reset:
+      return unreachable(`connection closed before the answer was complete (${f.errno || f.code})`);
+    case Http1FailureCode.BadResponse:
+      return { ...toolError(`Tool Service answer is malformed: not valid HTTP/1.1: ${f.message} (${f.code})`), cause: 'malformed' };
+    case Http1FailureCode.HeadersTooLarge:
+      return { ...toolError(`Tool Service answer is malformed: ${f.message} (tools.maxResponseHeaderBytes)`), cause: 'too_large' };
+    case Http1FailureCode.QueueFull:
+      return {
+        ...toolError(
+          `Tool Service busy: all ${options.connectionsPerService} connections are in use and ${options.maxQueuedCallsPerService ?? HTTP1_DEFAULTS.maxQueued} calls wait (tools.maxQueuedCallsPerService); the tool was not called`,
+        ),
+        cause: 'busy',
+      };
+    case Http1FailureCode.Closed:
+      return { ...toolError(f.mayHaveReachedServer ? 'gateway is shutting down; the call was abandoned' : 'gateway is shutting down; the tool was not called'), cause: 'unreachable' };
   }
 }

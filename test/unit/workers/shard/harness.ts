@@ -1,7 +1,8 @@
 /**
  * Shared set-up for the shard's tool-call tests: a real fixture Tool Service,
  * a route runtime built from its manifest through the real snapshot encoding,
- * and the real undici-based ToolServiceClient.
+ * and the real ToolServiceClient (lean HTTP/1.1 client) behind the Promise
+ * adapter today's `handleToolCall` still takes.
  */
 import { createServer } from 'node:net';
 import { validateManifest } from '../../../../src/shared/catalog/manifest.js';
@@ -11,6 +12,7 @@ import type { CallContext } from '../../../../src/shared/threads/frames.js';
 import { RouteRuntime } from '../../../../src/workers/shard/route-runtime.js';
 import { handleToolCall, type CallAnswer } from '../../../../src/workers/shard/tool-call.js';
 import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
+import { PromiseToolCaller } from '../../../../src/workers/shard/upstream-legacy.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
 
 export const ROUTE = 'core';
@@ -33,6 +35,8 @@ export interface Harness {
   svc: FixtureToolService;
   runtime: RouteRuntime;
   client: ToolServiceClient;
+  /** What today's `handleToolCall` takes (deprecated adapter; removed with it at integration). */
+  caller: PromiseToolCaller;
   close(): Promise<void>;
 }
 
@@ -77,6 +81,7 @@ export async function startHarness(): Promise<Harness> {
     svc,
     runtime,
     client,
+    caller: new PromiseToolCaller(client),
     close: async () => {
       await client.close();
       await svc.close();
@@ -93,7 +98,7 @@ export interface Called {
 
 /** Sends one `tools/call` body through handleToolCall and parses the answer. */
 export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx): Promise<Called> {
-  const answer = await handleToolCall(bodyText, ROUTE, h.runtime, ctx, h.client);
+  const answer = await handleToolCall(bodyText, ROUTE, h.runtime, ctx, h.caller);
   return { answer, body: JSON.parse(answer.body) as Called['body'] };
 }
 

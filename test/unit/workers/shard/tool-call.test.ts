@@ -68,7 +68,7 @@ describe('handleToolCall request checks', () => {
   });
 
   it('answers 503 when the shard has no runtime for the route', async () => {
-    const answer = await handleToolCall(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run' } }), 'gone', undefined, noCtx, h.client);
+    const answer = await handleToolCall(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run' } }), 'gone', undefined, noCtx, h.caller);
     expect(answer.status).toBe(503);
     expect(answer.outcome).toBe(CallOutcome.Rejected);
     expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'route "gone" has no usable catalog on this shard' } });
