@@ -47,7 +47,7 @@ export class ResponseHead {
   keepAliveTimeoutMs = -1;
   /** Number of field lines (trailers excluded). */
   fieldCount = 0;
-  /** Raw head bytes; see the layout above. Owned by the parser. */
+  /** Raw head bytes; see the layout above. Owned by the parser (it grows it up to maxHeaderBytes). */
   bytes: Buffer;
   /** Field offsets into `bytes`, 4 per field line. Owned by the parser (it grows it). */
   fields: Int32Array;
@@ -55,8 +55,17 @@ export class ResponseHead {
   contentTypeField = -1;
 
   constructor(maxHeaderBytes: number) {
-    this.bytes = Buffer.allocUnsafe(maxHeaderBytes);
+    // Typical heads are 100–300 bytes: start small, so idle connections cost little memory.
+    this.bytes = Buffer.allocUnsafeSlow(Math.min(maxHeaderBytes, 1024));
     this.fields = new Int32Array(4 * 32);
+  }
+
+  /** Makes room for `size` head bytes (the parser never asks past its limit). */
+  ensureCapacity(size: number, limit: number): void {
+    if (size <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.min(limit, Math.max(size, 2 * this.bytes.length)));
+    this.bytes.copy(grown);
+    this.bytes = grown;
   }
 
   /** The name of field line `i`, lower-cased. */

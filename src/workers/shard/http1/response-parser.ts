@@ -348,6 +348,7 @@ export class ResponseParser {
           break;
       }
     }
+    head.ensureCapacity(this.headLen + (i - start), this.maxHeaderBytes);
     buf.copy(head.bytes, this.headLen, start, i);
     this.headLen += i - start;
     if (!finished) {

@@ -201,6 +201,17 @@ describe('ResponseParser: refused responses', () => {
     expect(parse(head(201), [100, 199], { maxHeaderBytes: 200 }).error?.code).toBe('HEADERS_TOO_LARGE');
   });
 
+  it('grows its head buffer for a large head within the limit', () => {
+    const fields = Array.from({ length: 60 }, (_, i) => `X-Field-${i}: ${'v'.repeat(80)}\r\n`).join('');
+    const text = `HTTP/1.1 200 OK\r\n${fields}Content-Length: 2\r\n\r\nok`;
+    for (const cuts of [[], [700, 1500, 3000], [1023, 1024, 1025]]) {
+      const r = parse(text, cuts, { maxHeaderBytes: 8192 });
+      expect(r).toMatchObject({ complete: true, body: 'ok', error: null });
+      expect(r.heads[0]?.fields).toHaveLength(61);
+      expect(r.heads[0]?.fields[59]).toEqual(['x-field-59', 'v'.repeat(80)]);
+    }
+  });
+
   it('refuses a trailer section over maxHeaderBytes, and an endless chunk-size line', () => {
     const trailers = parse(CHUNKED_HEAD + '0\r\nT: ' + 'x'.repeat(300) + '\r\n\r\n', [], { maxHeaderBytes: 200 });
     expect(trailers.error).toEqual({ code: 'HEADERS_TOO_LARGE', message: 'the response trailer section is larger than 200 bytes' });
