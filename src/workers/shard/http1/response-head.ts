@@ -16,7 +16,7 @@
  */
 
 /** Lower-cases one ASCII byte. */
-export function lowerByte(b: number): number {
+function lowerByte(b: number): number {
   return b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
 }
 

@@ -27,9 +27,14 @@
  * where the response ended and the connection decides (a connection with no
  * request outstanding that receives bytes is discarded, never parsed again).
  * Body bytes are handed out as views of the caller's buffer, no copy.
+ *
+ * Longer than most modules on purpose: it is one state machine (`State` for
+ * the message, `H` inside a head), whose states only make sense together;
+ * the framing decision from a complete head lives in framing.ts.
  */
 import { Http1FailureCode, type ParseError } from './errors.js';
-import { equalsIgnoreCase, ResponseHead } from './response-head.js';
+import { decideFraming } from './framing.js';
+import { ResponseHead } from './response-head.js';
 
 /** Receives one response. Body views are valid only during the call. */
 export interface ParserSink {
@@ -84,8 +89,6 @@ const HTAB = 0x09;
 const VERSION_PREFIX = 'HTTP/1.';
 /** Largest chunk size before the next hex digit could pass Number.MAX_SAFE_INTEGER. */
 const MAX_CHUNK_BEFORE_DIGIT = Math.floor((Number.MAX_SAFE_INTEGER - 15) / 16);
-/** Content-Length digits beyond this cannot be a safe integer (2^53 has 16 digits). */
-const MAX_LENGTH_DIGITS = 15;
 
 /** Byte classes: 1 = tchar (RFC 9110 §5.6.2), 2 = field-vchar or obs-text. */
 const CLASS = new Uint8Array(256);
@@ -161,8 +164,8 @@ export class ResponseParser {
 
   /**
    * Consumes `buf[start, end)`. Returns the index after the last byte that
-   * belongs to the response; stops early when the response completes, the
-   * sink halts it, or the bytes are invalid (then `error` is set).
+   * belongs to the response, stopping early when the response completes or
+   * the sink halts it; returns -1 when the bytes are invalid (`error` says why).
    */
   execute(buf: Buffer, start: number, end: number): number {
     let i = start;
@@ -373,64 +376,9 @@ export class ResponseParser {
       this.startHead(false);
       return i;
     }
-    const bytes = head.bytes;
-    const f = head.fields;
-    let contentLength = -1;
-    let transferEncodings = 0;
-    let close = false;
-    let keepAliveToken = false;
-    head.keepAliveTimeoutMs = -1;
-    head.contentTypeField = -1;
-    for (let k = 0; k < head.fieldCount; k++) {
-      const ns = f[4 * k] as number;
-      const ne = f[4 * k + 1] as number;
-      const vs = f[4 * k + 2] as number;
-      const ve = f[4 * k + 3] as number;
-      switch (ne - ns) {
-        case 14: // content-length
-          if (equalsIgnoreCase(bytes, ns, ne, 'content-length')) {
-            const n = parseLength(bytes, vs, ve);
-            if (n < 0) return this.fail('Content-Length is not a single decimal number');
-            if (contentLength >= 0 && n !== contentLength) return this.fail('two Content-Length fields with different values');
-            contentLength = n;
-          }
-          break;
-        case 17: // transfer-encoding
-          if (equalsIgnoreCase(bytes, ns, ne, 'transfer-encoding')) {
-            if (!equalsIgnoreCase(bytes, vs, ve, 'chunked')) return this.fail('unsupported Transfer-Encoding (only "chunked" is accepted)');
-            transferEncodings++;
-          }
-          break;
-        case 10: // connection, keep-alive
-          if (equalsIgnoreCase(bytes, ns, ne, 'connection')) {
-            if (hasToken(bytes, vs, ve, 'close')) close = true;
-            if (hasToken(bytes, vs, ve, 'keep-alive')) keepAliveToken = true;
-          } else if (equalsIgnoreCase(bytes, ns, ne, 'keep-alive')) {
-            head.keepAliveTimeoutMs = keepAliveTimeout(bytes, vs, ve);
-          }
-          break;
-        case 12: // content-type
-          if (head.contentTypeField < 0 && equalsIgnoreCase(bytes, ns, ne, 'content-type')) head.contentTypeField = k;
-          break;
-      }
-    }
-    if (transferEncodings > 1) return this.fail('Transfer-Encoding: chunked applied twice');
-    if (transferEncodings === 1 && contentLength >= 0) return this.fail('both Transfer-Encoding and Content-Length (RFC 9112 §6.3)');
-    // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message is faulty framing.
-    if (transferEncodings === 1 && head.minorVersion === 0) return this.fail('Transfer-Encoding in an HTTP/1.0 response');
-    head.chunked = transferEncodings === 1;
-    head.contentLength = contentLength;
-    head.untilClose = false;
-    head.keepAlive = !close && (head.minorVersion === 1 || keepAliveToken);
-    const noBody = head.status === 204 || head.status === 304;
-    if (noBody) {
-      head.chunked = false;
-      head.contentLength = 0;
-    } else if (!head.chunked && contentLength < 0) {
-      head.untilClose = true;
-      head.keepAlive = false;
-    }
-    if (noBody || contentLength === 0) {
+    const problem = decideFraming(head);
+    if (problem !== null) return this.fail(problem);
+    if (head.contentLength === 0) {
       this.deliverHead();
       if (this.state === State.Head) this.complete();
       return i;
@@ -444,7 +392,7 @@ export class ResponseParser {
       this.state = State.BodyUntilClose;
     } else {
       this.state = State.BodyLength;
-      this.remaining = contentLength;
+      this.remaining = head.contentLength;
     }
     this.deliverHead();
     return i;
@@ -509,53 +457,3 @@ export class ResponseParser {
     return i;
   }
 }
-
-/** `1*DIGIT` → its value; -1 for anything else (empty, a list, a sign, too many digits). */
-function parseLength(bytes: Buffer, start: number, end: number): number {
-  if (end === start || end - start > MAX_LENGTH_DIGITS) return -1;
-  let n = 0;
-  for (let i = start; i < end; i++) {
-    const b = bytes[i] as number;
-    if (b < 0x30 || b > 0x39) return -1;
-    n = n * 10 + (b - 0x30);
-  }
-  return n;
-}
-
-/** True when the comma-separated token list `bytes[start, end)` contains `lower`, ignoring case. */
-function hasToken(bytes: Buffer, start: number, end: number, lower: string): boolean {
-  let i = start;
-  while (i < end) {
-    while (i < end && (bytes[i] === SP || bytes[i] === HTAB || bytes[i] === 0x2c)) i++;
-    let j = i;
-    while (j < end && bytes[j] !== 0x2c) j++;
-    let k = j;
-    while (k > i && (bytes[k - 1] === SP || bytes[k - 1] === HTAB)) k--;
-    if (equalsIgnoreCase(bytes, i, k, lower)) return true;
-    i = j;
-  }
-  return false;
-}
-
-/** `Keep-Alive: timeout=N[, max=M]` → N × 1000, or -1 when absent or not a number. */
-function keepAliveTimeout(bytes: Buffer, start: number, end: number): number {
-  for (let i = start; i + 7 <= end; i++) {
-    if (i !== start && bytes[i - 1] !== SP && bytes[i - 1] !== HTAB && bytes[i - 1] !== 0x2c && bytes[i - 1] !== 0x3b) continue;
-    if (!equalsIgnoreCase(bytes, i, i + 7, 'timeout')) continue;
-    let j = i + 7;
-    while (j < end && (bytes[j] === SP || bytes[j] === HTAB)) j++;
-    if (j >= end || bytes[j] !== 0x3d) continue;
-    j++;
-    while (j < end && (bytes[j] === SP || bytes[j] === HTAB)) j++;
-    let n = 0;
-    let digits = 0;
-    while (j < end && digits < 9 && (bytes[j] as number) >= 0x30 && (bytes[j] as number) <= 0x39) {
-      n = n * 10 + ((bytes[j] as number) - 0x30);
-      digits++;
-      j++;
-    }
-    return digits === 0 ? -1 : n * 1000;
-  }
-  return -1;
-}
-
