@@ -231,6 +231,8 @@ export class Exchange implements ResponseHandler {
     this.text = null;
     if (this.body.length > KEEP_BUFFER_BYTES) this.body = Buffer.alloc(0);
     if (this.request.length > KEEP_BUFFER_BYTES) this.request = Buffer.alloc(0);
+    // Drops the call's frame callback and a large partial-line buffer while the exchange waits in the free list.
+    if (this.mode === Mode.Ndjson) this.ndjson.reset(null, 0);
     call.onDone(result);
     // Back to the free list only after onDone: a call started from inside it gets another exchange.
     this.client.release(this);
