@@ -193,8 +193,9 @@ describe.each([
       socket.write('HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n');
       const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write('.')), 10);
     });
-    const a = agent({ readBufferBytes, bodyTimeoutMs: 80 });
-    const r = await exchange(a, s.origin, 300);
+    // A byte every 10 ms never lets the 250 ms body timeout fire; the 600 ms deadline does.
+    const a = agent({ readBufferBytes, bodyTimeoutMs: 250 });
+    const r = await exchange(a, s.origin, 600);
     expect(r.events).toEqual(['head', 'error:DEADLINE']);
     expect(r.bodyBytes).toBeGreaterThan(5);
   });
