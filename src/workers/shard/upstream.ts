@@ -46,7 +46,7 @@ export interface UpstreamCall {
   /** Already validated JSON text of `params.arguments`. */
   argumentsJson: string;
   routeKey: string;
-  /** Context headers; '' = absent. Values with bytes outside 0x20–0x7E are not sent. */
+  /** Context headers; '' = absent. A byte outside 0x20–0x7E (it could split the header block) fails the call unsent (`unreachable`). */
   requestId: string;
   sessionId: string;
   traceparent: string;
@@ -54,7 +54,12 @@ export interface UpstreamCall {
   onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream. */
   onStreamStart: (() => void) | null;
-  /** Called exactly once per call, never synchronously inside `call()`; after it the object may be reused. */
+  /**
+   * Called exactly once per call: never synchronously inside `call()`, but
+   * synchronously inside `cancel()` and `destroy()`. After it the object may
+   * be reused (even from inside it). It and the two hooks above run inside a
+   * socket's read callback, so they must not throw.
+   */
   onDone(result: UpstreamResult): void;
 }
 
@@ -66,7 +71,7 @@ export interface UpstreamResult extends MappedResult {
 
 /** Owns the HTTP/1.1 agent; `close()` is graceful and idempotent, `destroy()` forced. */
 export class ToolServiceClient {
-  readonly agent: Http1Agent;
+  private readonly agent: Http1Agent;
   /** Keyed by the runtime's tool objects, so a replaced snapshot's entries are collected with it. */
   private readonly targets = new WeakMap<CatalogTool, Target>();
   private readonly free: Exchange[] = [];
