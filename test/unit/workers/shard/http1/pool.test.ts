@@ -207,11 +207,25 @@ describe.each([
     });
     const a = agent({ readBufferBytes });
     expect((await exchange(a, s.origin)).events).toEqual(['head', 'end']);
-    await sleep(80);
+    // The client notices the close on its own (no call needed) and forgets the socket.
+    await eventually(() => expect(a.pool(s.origin).size).toBe(0));
     const second = await exchange(a, s.origin);
     expect(second.events).toEqual(['head', 'end']);
     expect(s.requests).toHaveLength(2);
     expect(s.connections).toBe(2);
+  });
+
+  it('does not resend a call whose reused connection the server closed as the request arrived (RESET, may have reached it)', async () => {
+    // The keep-alive race no client can avoid: the server closes its idle socket just as a request comes in.
+    const s = await server((socket, _req, i) => (i === 0 ? socket.write(okResponse('ok')) : socket.end()));
+    const a = agent({ readBufferBytes });
+    await exchange(a, s.origin);
+    const second = await exchange(a, s.origin);
+    expect(second.events).toEqual(['error:RESET']);
+    expect(second.failure?.mayHaveReachedServer).toBe(true);
+    await sleep(50);
+    expect(s.requests).toHaveLength(2);
+    expect(s.connections).toBe(1);
   });
 
   it('fails with RESET when the server resets mid-answer, and says the request may have arrived', async () => {
