@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerRequest, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
@@ -59,12 +59,14 @@ export class McpEndpoint implements RequestSink {
   private readonly log: Logger;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
+  private readonly limits: AnswerLimits;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
     this.metrics = options.metrics;
     this.log = options.log;
     this.policy = buildHttpPolicy(options.config.server);
+    this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
     this.calls = new CallDispatcher(
       options.channels,
@@ -127,7 +129,7 @@ export class McpEndpoint implements RequestSink {
     const res = r.res;
     const snapshot = r.snapshot;
     if (res === null || snapshot === null || r.aborted) return;
-    const decision = answerRequest(body, snapshot);
+    const decision = answerRequest(body, snapshot, this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
       return;
@@ -146,6 +148,7 @@ export class McpEndpoint implements RequestSink {
     r.idText = call.idText;
     r.toolName = call.toolName;
     r.argumentsJson = call.argumentsJson;
+    r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
     const refusal = this.calls.dispatch(r.shard, r);

@@ -46,6 +46,8 @@ export class McpRequest implements CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
+  argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
   callId = 0;
   /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */
@@ -90,6 +92,7 @@ export class McpRequest implements CallRequest {
     this.res = null;
     this.snapshot = null;
     this.argumentsJson = '';
+    this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
