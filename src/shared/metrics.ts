@@ -58,7 +58,7 @@ export class ShardMetrics {
   readonly registry = new Registry();
   private readonly calls = new FastCounter(
     'mcp_gateway_tool_calls_total',
-    'Tool Service calls, by route, Tool Service and cause (ok, tool_error, status, timeout, unreachable, busy, malformed, too_large, cancelled).',
+    'Tool Service calls, by route, Tool Service and cause (ok, tool_error, status, timeout, unreachable, busy, malformed, too_large, cancelled, circuit_open, bulkhead_full).',
     ['route', 'service', 'cause'],
   );
 

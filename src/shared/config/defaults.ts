@@ -45,7 +45,7 @@ export const DEFAULTS: GatewayConfig = {
     keepAliveTimeoutMs: 4_000,
     maxResponseHeaderBytes: 16 * 1024,
     allowedExecutionOrigins: [],
-    bulkhead: { maxConcurrentPerService: 128, maxQueuedPerService: 512 },
+    bulkhead: { maxConcurrentPerService: 64, maxQueuedPerService: 512 },
     circuitBreaker: { consecutiveFailures: 5, failureRatio: 0.5, minimumCalls: 20, windowMs: 10_000, openMs: 5_000, halfOpenProbes: 1 },
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },

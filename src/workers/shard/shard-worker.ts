@@ -11,8 +11,9 @@ import { createLogger } from '../../shared/log.js';
 import { ShardMetrics } from '../../shared/metrics.js';
 import { RingReader, RingWriter } from '../../shared/threads/ring.js';
 import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
-import { AcceptorLink, CallExecutor } from './call-executor.js';
+import { AcceptorLink, CallExecutor, type ShardCall } from './call-executor.js';
 import { RouteTable } from './route-table.js';
+import { registerGuardMetrics, ServiceGuards } from './service-guards.js';
 import { ToolServiceClient } from './upstream.js';
 
 if (parentPort === null) throw new Error('shard-worker must run as a worker thread');
@@ -30,7 +31,9 @@ const client = new ToolServiceClient({
   maxResponseHeaderBytes: config.tools.maxResponseHeaderBytes,
 });
 const routes = new RouteTable();
-const executor = new CallExecutor(routes, client, metrics, log, config.streaming.defaultLogLevel);
+const guards = new ServiceGuards<ShardCall>(config.tools, (service, state, at) => send({ type: 'circuit', service, state, at }));
+const executor = new CallExecutor(routes, client, guards, metrics, log, config.streaming.defaultLogLevel);
+registerGuardMetrics(metrics.registry, guards);
 
 /** One link per acceptor thread, index = acceptor index. */
 const links: Array<{ link: AcceptorLink; reader: RingReader; writer: RingWriter }> = [];

@@ -170,7 +170,7 @@ export class Exchange implements ResponseHandler {
   // ── internals ─────────────────────────────────────────────────────────────
 
   private statusResult(): UpstreamResult {
-    return { ...statusError(this.status, this.body.toString('utf8', 0, this.bodyLength)), cause: 'status' };
+    return { ...statusError(this.status, this.body.toString('utf8', 0, this.bodyLength)), cause: 'status', status: this.status };
   }
 
   private tooLarge(): UpstreamResult {

@@ -67,6 +67,8 @@ export interface UpstreamCall {
 export interface UpstreamResult extends MappedResult {
   /** Short machine label of the failure cause, `ok` when the Tool Service answered a result. */
   cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'busy' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
+  /** The Tool Service's HTTP status when `cause` is `status`. */
+  status?: number;
 }
 
 /** Owns the HTTP/1.1 agent; `close()` is graceful and idempotent, `destroy()` forced. */

@@ -26,7 +26,9 @@ import {
   writeCall,
   type FrameSink,
 } from '../../../../src/shared/threads/call-frames.js';
-import { AcceptorLink, CallExecutor } from '../../../../src/workers/shard/call-executor.js';
+import { AcceptorLink, CallExecutor, type ShardCall } from '../../../../src/workers/shard/call-executor.js';
+import { ServiceGuards } from '../../../../src/workers/shard/service-guards.js';
+import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
 import { RouteTable } from '../../../../src/workers/shard/route-table.js';
 import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
@@ -159,7 +161,8 @@ export async function startHarness(): Promise<Harness> {
   routes.install(ROUTE, snapshot);
   const client = new ToolServiceClient({ connectionsPerService: 4, maxResponseBytes: MAX_RESPONSE_BYTES });
   const metrics = new RecordingMetrics();
-  const executor = new CallExecutor(routes, client, metrics, pino({ level: 'silent' }), 'info');
+  const guards = new ServiceGuards<ShardCall>(DEFAULTS.tools, () => undefined);
+  const executor = new CallExecutor(routes, client, guards, metrics, pino({ level: 'silent' }), 'info');
   return {
     svc,
     routes,
