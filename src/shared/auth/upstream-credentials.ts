@@ -40,6 +40,8 @@ export class OriginCredential {
   private readonly files: { ca?: WatchedFile<string>; cert?: WatchedFile<string>; key?: WatchedFile<string> } = {};
   private tlsCache: UpstreamTls | null = null;
   private tlsParts: Array<string | undefined> = [];
+  private headerCache = '';
+  private headerParts: string[] = [];
 
   constructor(
     readonly profile: string,
@@ -66,6 +68,21 @@ export class OriginCredential {
       if (HEADER_VALUE.test(v)) out.push([name, v]);
     }
     return out;
+  }
+
+  /**
+   * The headers as HTTP/1.1 header lines (`name: value\r\n` each), for a
+   * request head built by hand; re-rendered only when a secret changed, so a
+   * call costs a comparison per header.
+   */
+  headerText(): string {
+    let changed = this.headerParts.length !== this.headerSecrets.length;
+    for (let i = 0; !changed && i < this.headerSecrets.length; i++) if ((this.headerSecrets[i] as [string, SecretText])[1].value !== this.headerParts[i]) changed = true;
+    if (changed) {
+      this.headerParts = this.headerSecrets.map(([, s]) => s.value);
+      this.headerCache = this.headers().map(([n, v]) => `${n}: ${v}\r\n`).join('');
+    }
+    return this.headerCache;
   }
 
   /**
