@@ -28,11 +28,6 @@ function table(entries: Record<string, unknown>, source: string): KeyTable {
   return out;
 }
 
-/** The hex SHA-256 of an API key, as `keyHashes` stores it. */
-export function apiKeyDigest(key: string): string {
-  return hash('sha256', key, 'hex');
-}
-
 /** One apiKeys provider. */
 export class ApiKeyStore {
   /** Lowercase header the key is read from (`authorization` = `Bearer <key>`). */
@@ -67,9 +62,10 @@ export class ApiKeyStore {
 
   /** The caller a key stands for, or null when the key is unknown. */
   lookup(key: string): Principal | null {
-    const digest = apiKeyDigest(key);
+    const bytes = hash('sha256', key, 'buffer');
+    const digest = bytes.toString('hex');
     const hit = this.inline.get(digest) ?? this.file?.value.get(digest);
-    if (hit === undefined || !timingSafeEqual(hit.digest, Buffer.from(digest, 'hex'))) return null;
+    if (hit === undefined || !timingSafeEqual(hit.digest, bytes)) return null;
     let p = this.principals.get(hit.name);
     if (p === undefined) {
       p = Object.freeze({ id: `${this.name}\u0000apikey:${hit.name}`, subject: `apikey:${hit.name}`, provider: this.name, apiKey: hit.name, scopes: new Set<string>(), claims: Object.freeze({}) });

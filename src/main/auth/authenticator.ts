@@ -71,10 +71,22 @@ interface RouteAuth {
   readonly challenges: RouteChallenges;
   /** Accepted `aud` values per JWT provider of the policy. */
   readonly audiences: ReadonlyMap<string, readonly string[]>;
+  /** The policy names at least one JWT provider. */
+  readonly hasJwt: boolean;
   readonly refusals: Record<string, Refusal>;
 }
 
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+/**
+ * Three dot-separated segments: worth a JWT check (anything else is tried as
+ * an API key). Two indexOf calls, not a regular expression: a regex over a
+ * 1 KiB token cost ~1.3 µs per request; jose validates the segments anyway.
+ */
+function jwtShaped(token: string): boolean {
+  const a = token.indexOf('.');
+  if (a <= 0) return false;
+  const b = token.indexOf('.', a + 1);
+  return b > a + 1 && token.indexOf('.', b + 1) < 0;
+}
 
 /** `Bearer <token>` (scheme case-insensitive, RFC 6750 §2.1) → token; '' otherwise. */
 export function bearerToken(authorization: string): string {
@@ -149,7 +161,7 @@ export class Authenticator {
         forbidden: { kind: 'deny', reply: challenges.forbidden, outcome: 'forbidden', reason: 'no_rule' },
       };
       for (const [why, reply] of Object.entries(challenges.invalid)) refusals[why] = { kind: 'deny', reply, outcome: 'unauthenticated', reason: why };
-      r = { policy, resource, challenges, audiences, refusals };
+      r = { policy, resource, challenges, audiences, hasJwt: audiences.size > 0, refusals };
     }
     // Route keys reaching here passed the gate's directory check: the map is bounded by the routes.
     this.routes.set(routeKey, r);
@@ -178,9 +190,8 @@ export class Authenticator {
     if (route === null) return OPEN;
     ra.policy = route.policy;
     const bearer = bearerToken(ra.authorization);
-    let hasJwtProvider = false;
-    for (const p of route.policy.providers) if (this.jwt.has(p)) hasJwtProvider = true;
-    if (bearer !== '' && hasJwtProvider && JWT_SHAPE.test(bearer)) {
+    const hasJwtProvider = route.hasJwt;
+    if (bearer !== '' && hasJwtProvider && jwtShaped(bearer)) {
       const key = tokenKey(bearer);
       const verdict = this.cache.get(key, now);
       if (verdict !== undefined) return this.withVerdict(routeKey, route, ra, verdict, now);

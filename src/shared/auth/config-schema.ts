@@ -13,6 +13,13 @@
 import Type, { type Static } from 'typebox';
 
 const Name = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' });
+/**
+ * Record keys that are names: no `pattern` here (TypeBox would turn it into a
+ * template-literal key type, which this pattern cannot be, making the static
+ * type `never`); {@link authConfigProblems} checks them against {@link NAME_RE}.
+ */
+const NameKey = Type.String({ minLength: 1, maxLength: 64 });
+const NAME_RE = /^[A-Za-z0-9_.-]+$/;
 const Path = Type.String({ minLength: 1, maxLength: 4096 });
 const EnvName = Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' });
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
@@ -26,7 +33,18 @@ export const SecretRefSchema = Type.Union([
 export type SecretRef = Static<typeof SecretRefSchema>;
 
 /** JWS algorithms a JWT provider may accept: asymmetric only (an HS* key would have to be a shared secret). */
-export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+const JwtAlgorithm = Type.Union([
+  Type.Literal('RS256'),
+  Type.Literal('RS384'),
+  Type.Literal('RS512'),
+  Type.Literal('PS256'),
+  Type.Literal('PS384'),
+  Type.Literal('PS512'),
+  Type.Literal('ES256'),
+  Type.Literal('ES384'),
+  Type.Literal('ES512'),
+  Type.Literal('EdDSA'),
+]);
 
 const JwtProviderSchema = Type.Object(
   {
@@ -37,7 +55,7 @@ const JwtProviderSchema = Type.Object(
     jwksUrl: Type.Optional(Url),
     /** A local JWKS document, re-read when it changes. */
     jwksFile: Type.Optional(Path),
-    algorithms: Type.Array(Type.Union(JWT_ALGORITHMS.map((a) => Type.Literal(a))), { minItems: 1, maxItems: 10 }),
+    algorithms: Type.Array(JwtAlgorithm, { minItems: 1, maxItems: 10 }),
     /** Accepted `aud` values; absent: the route's resource URL (RFC 8707 audience binding). */
     audiences: Type.Optional(Type.Array(Url, { minItems: 1, maxItems: 16 })),
     clockToleranceSeconds: Type.Optional(Int(0, 300)),
@@ -60,7 +78,7 @@ const ApiKeyProviderSchema = Type.Object(
     /** Where the key is sent: `authorization` (as `Bearer <key>`) or another lowercase header name. */
     header: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9-]+$' }),
     /** Key name → hex SHA-256 of the key (the key itself is never configured). */
-    keyHashes: Type.Optional(Type.Record(Name, Type.String({ pattern: '^[0-9a-fA-F]{64}$' }), { maxProperties: 10_000 })),
+    keyHashes: Type.Optional(Type.Record(NameKey, Type.String({ minLength: 64, maxLength: 64 }), { maxProperties: 10_000 })),
     /** A file with the same map (JSON or YAML), e.g. a mounted Secret; re-read when it changes. */
     keyHashesFile: Type.Optional(Path),
   },
@@ -167,8 +185,8 @@ export const AuthConfigSchema = Type.Object(
      * when any policy is in use.
      */
     resourceBaseUrl: Type.Union([Url, Type.Null()]),
-    providers: Type.Record(Name, ProviderSchema, { maxProperties: 32 }),
-    policies: Type.Record(Name, PolicySchema, { maxProperties: 256 }),
+    providers: Type.Record(NameKey, ProviderSchema, { maxProperties: 32 }),
+    policies: Type.Record(NameKey, PolicySchema, { maxProperties: 256 }),
     /** Route key → policy name (static and Portal routes alike: the Portal owns addresses, not access). */
     routes: Type.Record(Type.String(), Name, { maxProperties: 100_000 }),
     /** Policy of every route `routes` does not name; `null` = those routes are open. */
@@ -186,7 +204,7 @@ export const AuthConfigSchema = Type.Object(
     /** What the gateway presents upstream: profiles matched by origin (Tool Services) and for the Portal. */
     upstream: Type.Object(
       {
-        credentials: Type.Record(Name, CredentialProfileSchema, { maxProperties: 256 }),
+        credentials: Type.Record(NameKey, CredentialProfileSchema, { maxProperties: 256 }),
       },
       { additionalProperties: false },
     ),
@@ -233,6 +251,13 @@ export function authConfigProblems(auth: AuthConfig, routeKeyPattern: RegExp): s
   const problems: string[] = [];
   const policyNames = new Set(Object.keys(auth.policies));
   const issuers = new Map<string, string>();
+  for (const [section, names] of [
+    ['auth.providers', Object.keys(auth.providers)],
+    ['auth.policies', Object.keys(auth.policies)],
+    ['auth.upstream.credentials', Object.keys(auth.upstream.credentials)],
+  ] as const) {
+    for (const n of names) if (!NAME_RE.test(n)) problems.push(`${section}.${n}: names are letters, digits, '_', '.', '-'`);
+  }
   for (const [name, p] of Object.entries(auth.providers)) {
     const at = `auth.providers.${name}`;
     if (p.type === 'jwt') {
