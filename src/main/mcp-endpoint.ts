@@ -220,6 +220,7 @@ export class McpEndpoint implements RequestSink {
         return;
       }
     }
+    r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
     if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);

@@ -49,6 +49,8 @@ export class McpRequest implements CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
+  identity = '';
   // The call, while `calling`.
   callId = 0;
   /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */

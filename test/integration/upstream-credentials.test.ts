@@ -7,6 +7,7 @@
  * file, re-read when it changes; one from the environment), and the
  * client's own token is never passed through.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ interface Seen {
   tenant: string | undefined;
   clientCn: string | undefined;
   authorized: boolean;
+  subject: string | undefined;
 }
 
 let pki: TestPki;
@@ -46,6 +48,7 @@ beforeAll(async () => {
         tenant: req.headers['x-tenant'] as string | undefined,
         clientCn: socket.getPeerCertificate().subject?.CN,
         authorized: socket.authorized,
+        subject: req.headers['x-mcp-subject'] as string | undefined,
       };
       seen.push(record);
       req.resume();
@@ -70,6 +73,10 @@ beforeAll(async () => {
     catalog: { source: 'portal', portal: { url: `${origin}/registry` }, static: { routes: {} } },
     auth: {
       secretFileCheckMs: 100,
+      resourceBaseUrl: 'https://mcp.example.com',
+      providers: { keys: { type: 'apiKeys', header: 'x-api-key', keyHashes: { agent: createHash('sha256').update('agent-key').digest('hex') } } },
+      policies: { p: { providers: ['keys'], rules: [{ when: {}, tools: ['*'] }] } },
+      routes: { secure: 'p' },
       upstream: {
         credentials: {
           secure: {
@@ -78,6 +85,7 @@ beforeAll(async () => {
             certFile: pki.clientCertFile,
             keyFile: pki.clientKeyFile,
             headers: { authorization: { file: tokenFile }, 'x-tenant': { env: 'MCP_GW_TEST_TENANT' } },
+            forwardIdentity: { claims: ['groups'] },
           },
         },
       },
@@ -94,7 +102,7 @@ afterAll(async () => {
 });
 
 async function whoami(headers: Record<string, string> = {}): Promise<Seen> {
-  const answer = await mcpPost(gw, 'secure', rpc('tools/call', { name: 'whoami', arguments: {} }), headers);
+  const answer = await mcpPost(gw, 'secure', rpc('tools/call', { name: 'whoami', arguments: {} }), { 'x-api-key': 'agent-key', ...headers });
   expect(answer.status, answer.text).toBe(200);
   const result = rpcBody(answer).result as { content: Array<{ text: string }>; isError?: boolean };
   expect(result.isError, answer.text).not.toBe(true);
@@ -112,6 +120,9 @@ describe('credentials to the Portal and the Tool Services', () => {
   it('calls the Tool Service over mTLS with the profile headers, never the client token', async () => {
     const r = await whoami({ authorization: 'Bearer client-token-must-not-pass' });
     expect(r).toMatchObject({ path: '/tools/whoami', authorized: true, clientCn: 'gateway-client', authorization: 'Bearer upstream-1', tenant: 'tenant-7' });
+    // forwardIdentity: who called, never the credential.
+    expect(r.subject).toBe('apikey:agent');
+    expect(JSON.stringify(seen)).not.toContain('agent-key');
     expect(JSON.stringify(seen)).not.toContain('client-token-must-not-pass');
   });
 

@@ -16,7 +16,7 @@
 import type { HttpRequest } from 'uWebSockets.js';
 import { hiddenToolReply, protectedResourceMetadata, routeKeyOfMetadataPath, WELL_KNOWN_PRM } from '../../shared/auth/challenge.js';
 import { filterListTemplate } from '../../shared/auth/list-variant.js';
-import type { ToolFilter } from '../../shared/auth/policy.js';
+import type { Principal, ToolFilter } from '../../shared/auth/policy.js';
 import type { GatewayConfig } from '../../shared/config/schema.js';
 import type { Logger } from '../../shared/log.js';
 import type { ListSource } from '../../shared/protocol/answer.js';
@@ -40,6 +40,9 @@ export class AuthStep {
   private readonly variants = new WeakMap<Uint8Array, Map<string, ListSource>>();
   private readonly metadata = new Map<string, Reply>();
   private readonly base: string | null;
+  /** Claims some credential profile forwards (union), or null when none forwards identity. */
+  private readonly forwardedClaims: readonly string[] | null;
+  private readonly identities = new WeakMap<Principal, string>();
 
   constructor(config: GatewayConfig, registry: Registry, log: Logger) {
     this.metrics = new AuthMetrics(registry);
@@ -49,6 +52,25 @@ export class AuthStep {
       log.error({ source: what }, `auth secret could not be re-read: ${message}`),
     );
     this.enabled = this.authenticator.enabled;
+    const profiles = Object.values(config.auth.upstream.credentials).filter((p) => p.forwardIdentity !== undefined);
+    this.forwardedClaims = profiles.length === 0 ? null : [...new Set(profiles.flatMap((p) => p.forwardIdentity?.claims ?? []))];
+  }
+
+  /**
+   * The caller identity a `tools/call` carries to its shard (`CallRequest.identity`):
+   * subject and the claims some profile forwards, JSON, built once per principal;
+   * '' when no credential profile forwards identity.
+   */
+  identityOf(principal: Principal): string {
+    if (this.forwardedClaims === null) return '';
+    let text = this.identities.get(principal);
+    if (text === undefined) {
+      const claims: Record<string, unknown> = {};
+      for (const name of this.forwardedClaims) if (principal.claims[name] !== undefined) claims[name] = principal.claims[name];
+      text = JSON.stringify({ sub: principal.subject, claims });
+      this.identities.set(principal, text);
+    }
+    return text;
   }
 
   /** Copies the credential headers (uWS `req` is valid only now) and decides. */

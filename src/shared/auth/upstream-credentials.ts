@@ -32,6 +32,32 @@ function pem(text: string): string {
   return text;
 }
 
+/** A header value: visible ASCII as is, anything else percent-encoded (it must stay one header line). */
+function headerValue(v: string): string {
+  return /^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v);
+}
+
+function scalar(v: unknown): string | null {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
+}
+
+function renderIdentity(identityJson: string, claims: readonly string[]): string {
+  let id: { sub?: unknown; claims?: Record<string, unknown> };
+  try {
+    id = JSON.parse(identityJson) as typeof id;
+  } catch {
+    return '';
+  }
+  if (typeof id.sub !== 'string') return '';
+  let out = `x-mcp-subject: ${headerValue(id.sub)}\r\n`;
+  for (const name of claims) {
+    const v = id.claims?.[name];
+    const text = Array.isArray(v) ? v.map(scalar).filter((s): s is string => s !== null).join(',') : scalar(v);
+    if (text !== null && text !== '') out += `x-mcp-claim-${name}: ${headerValue(text)}\r\n`;
+  }
+  return out;
+}
+
 /** One profile as one thread uses it. */
 export class OriginCredential {
   /** Names of the identity claims forwarded as `x-mcp-claim-{name}` (Tool Services only); null: no identity is forwarded. */
@@ -40,6 +66,7 @@ export class OriginCredential {
   private readonly files: { ca?: WatchedFile<string>; cert?: WatchedFile<string>; key?: WatchedFile<string> } = {};
   private tlsCache: UpstreamTls | null = null;
   private tlsParts: Array<string | undefined> = [];
+  private readonly identityMemo = new Map<string, string>();
   private headerCache = '';
   private headerParts: string[] = [];
 
@@ -83,6 +110,24 @@ export class OriginCredential {
       this.headerCache = this.headers().map(([n, v]) => `${n}: ${v}\r\n`).join('');
     }
     return this.headerCache;
+  }
+
+  /**
+   * `x-mcp-subject` and `x-mcp-claim-{name}` header lines for a caller
+   * identity (`CallRequest.identity` JSON), or '' when the profile does not
+   * forward identity. Values outside visible ASCII are percent-encoded; array
+   * claims are joined with `,`; object claims are not sent. Rendered once per
+   * distinct identity (bounded memo).
+   */
+  identityText(identityJson: string): string {
+    if (this.forwardClaims === null) return '';
+    let text = this.identityMemo.get(identityJson);
+    if (text === undefined) {
+      text = renderIdentity(identityJson, this.forwardClaims);
+      if (this.identityMemo.size >= 1024) this.identityMemo.clear();
+      this.identityMemo.set(identityJson, text);
+    }
+    return text;
   }
 
   /**

@@ -13,7 +13,7 @@
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
  *  |  =1  | b0=sse| +1  | = 7  |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
- *  | route | tool name | arguments JSON | x-request-id | session id | traceparent | progressToken JSON |
+ *  | route | tool name | arguments JSON | x-request-id | session id | traceparent | progressToken JSON | identity JSON |
  *  +-----------------------------------------------------------------------------------------------+
  * ```
  * Fields are in {@link CallField} order; route key, request id, session id
@@ -73,8 +73,11 @@ const enum CallField {
   SessionId = 4,
   Traceparent = 5,
   ProgressToken = 6,
+  Identity = 7,
 }
-const CALL_FIELDS = 7;
+const CALL_FIELDS = 8;
+/** Frames written before the identity field existed carry 7 fields. */
+const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
 const CANCEL_BYTES = 8;
@@ -90,7 +93,9 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   const sidLen = req.sessionId.length;
   const tpLen = req.traceparent.length;
   const ptLen = Buffer.byteLength(req.progressTokenJson, 'utf8');
-  const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen);
+  const identity = req.identity ?? '';
+  const idLen = identity.length === 0 ? 0 : Buffer.byteLength(identity, 'utf8');
+  const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen + idLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
@@ -105,6 +110,7 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   b.writeUInt32LE(sidLen, at + 24);
   b.writeUInt32LE(tpLen, at + 28);
   b.writeUInt32LE(ptLen, at + 32);
+  b.writeUInt32LE(idLen, at + 36);
   let o = at + CALL_HEAD;
   o += b.write(req.routeKey, o, routeLen, 'latin1');
   o += b.write(req.toolName, o, toolLen, 'utf8');
@@ -113,6 +119,7 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   o += b.write(req.sessionId, o, sidLen, 'latin1');
   o += b.write(req.traceparent, o, tpLen, 'latin1');
   o += b.write(req.progressTokenJson, o, ptLen, 'utf8');
+  if (idLen > 0) b.write(identity, o, idLen, 'utf8');
   sink.commit();
   return true;
 }
@@ -144,7 +151,7 @@ export function callFrameId(buf: Buffer, offset: number): number {
  */
 export function readCall(buf: Buffer, offset: number, length: number, into: CallRequest): void {
   const fields = buf[offset + 3] as number;
-  assert(fields >= CALL_FIELDS && length >= 8 + 4 * fields, 'call frame header is truncated');
+  assert(fields >= CALL_FIELDS_V1 && length >= 8 + 4 * fields, 'call frame header is truncated');
   const flags = buf[offset + 1] as number;
   into.sse = (flags & FLAG_SSE) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
@@ -164,6 +171,10 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.traceparent = buf.toString('latin1', o, (o += n));
   n = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
   into.progressTokenJson = buf.toString('utf8', o, (o += n));
+  if (fields > CallField.Identity) {
+    n = buf.readUInt32LE(lengths + 4 * CallField.Identity);
+    into.identity = n === 0 ? '' : buf.toString('utf8', o, (o += n));
+  } else into.identity = '';
   assert(o <= offset + length, 'call frame fields overrun the frame');
 }
 

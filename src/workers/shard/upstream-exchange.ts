@@ -201,7 +201,11 @@ export class Exchange implements ResponseHandler {
     if (!headerSafe(call.requestId) || !headerSafe(call.routeKey) || !headerSafe(call.sessionId) || !headerSafe(call.traceparent)) return null;
     let dynamic = `x-request-id: ${call.requestId}${CRLF}x-mcp-route: ${call.routeKey}${CRLF}`;
     // Static credential headers of the origin's profile (re-read from their files when they change; never the client's token).
-    if (target.credential !== null) dynamic += target.credential.headerText();
+    if (target.credential !== null) {
+      dynamic += target.credential.headerText();
+      // Who called (x-mcp-subject, selected claims), only when this origin's profile opts in (forwardIdentity).
+      if (call.identity !== undefined && call.identity !== '') dynamic += target.credential.identityText(call.identity);
+    }
     if (call.sessionId !== '') dynamic += `x-mcp-session-id: ${call.sessionId}${CRLF}`;
     if (call.traceparent !== '') dynamic += `traceparent: ${call.traceparent}${CRLF}`;
     const argBytes = Buffer.byteLength(call.argumentsJson, 'utf8');

@@ -53,6 +53,8 @@ export interface UpstreamCall {
   requestId: string;
   sessionId: string;
   traceparent: string;
+  /** Caller identity JSON (see `CallRequest.identity`); sent only to origins whose profile has `forwardIdentity`. */
+  identity?: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream. */
