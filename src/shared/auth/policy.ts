@@ -66,8 +66,11 @@ class PatternFilter implements ToolFilter {
 export function scopesOf(claims: Readonly<Record<string, unknown>>): Set<string> {
   const out = new Set<string>();
   const add = (v: unknown): void => {
-    if (typeof v === 'string') for (const s of v.split(' ')) if (s !== '') out.add(s);
-    else if (Array.isArray(v)) for (const s of v) if (typeof s === 'string' && s !== '') out.add(s);
+    if (typeof v === 'string') {
+      for (const s of v.split(' ')) if (s !== '') out.add(s);
+    } else if (Array.isArray(v)) {
+      for (const s of v) if (typeof s === 'string' && s !== '') out.add(s);
+    }
   };
   add(claims['scope']);
   add(claims['scp']);
