@@ -44,9 +44,9 @@ beforeAll(async () => {
       const socket = req.socket as TLSSocket;
       const record: Seen = {
         path: req.url ?? '',
-        authorization: req.headers.authorization,
+        authorization: req.headers.authorization as string | undefined,
         tenant: req.headers['x-tenant'] as string | undefined,
-        clientCn: socket.getPeerCertificate().subject?.CN,
+        clientCn: socket.getPeerCertificate().subject?.CN as string | undefined,
         authorized: socket.authorized,
         subject: req.headers['x-mcp-subject'] as string | undefined,
       };
