@@ -1,5 +1,5 @@
 /**
- * Credentials the gateway presents upstream (auth.upstream.credentials),
+ * Credentials the gateway presents upstream (auth.upstream.profiles),
  * against a real HTTPS server on 127.0.0.1 that requires a client
  * certificate from its own CA (generated for this run) and plays Portal,
  * manifest endpoint and Tool Service: the registry, the manifest and the
@@ -78,7 +78,7 @@ beforeAll(async () => {
       policies: { p: { providers: ['keys'], rules: [{ when: {}, tools: ['*'] }] } },
       routes: { secure: 'p' },
       upstream: {
-        credentials: {
+        profiles: {
           secure: {
             origins: [origin],
             caFile: pki.caFile,

@@ -52,7 +52,7 @@ export class AuthStep {
       log.error({ source: what }, `auth secret could not be re-read: ${message}`),
     );
     this.enabled = this.authenticator.enabled;
-    const profiles = Object.values(config.auth.upstream.credentials).filter((p) => p.forwardIdentity !== undefined);
+    const profiles = Object.values(config.auth.upstream.profiles).filter((p) => p.forwardIdentity !== undefined);
     this.forwardedClaims = profiles.length === 0 ? null : [...new Set(profiles.flatMap((p) => p.forwardIdentity?.claims ?? []))];
   }
 

@@ -204,7 +204,7 @@ export const AuthConfigSchema = Type.Object(
     /** What the gateway presents upstream: profiles matched by origin (Tool Services) and for the Portal. */
     upstream: Type.Object(
       {
-        credentials: Type.Record(NameKey, CredentialProfileSchema, { maxProperties: 256 }),
+        profiles: Type.Record(NameKey, CredentialProfileSchema, { maxProperties: 256 }),
       },
       { additionalProperties: false },
     ),
@@ -225,7 +225,7 @@ export const AUTH_DEFAULTS: AuthConfig = {
   maxPendingVerifications: 256,
   maxTrackedCallers: 10_000,
   secretFileCheckMs: 5_000,
-  upstream: { credentials: {} },
+  upstream: { profiles: {} },
 };
 
 /** Per-provider defaults not written in the config. */
@@ -254,7 +254,7 @@ export function authConfigProblems(auth: AuthConfig, routeKeyPattern: RegExp): s
   for (const [section, names] of [
     ['auth.providers', Object.keys(auth.providers)],
     ['auth.policies', Object.keys(auth.policies)],
-    ['auth.upstream.credentials', Object.keys(auth.upstream.credentials)],
+    ['auth.upstream.profiles', Object.keys(auth.upstream.profiles)],
   ] as const) {
     for (const n of names) if (!NAME_RE.test(n)) problems.push(`${section}.${n}: names are letters, digits, '_', '.', '-'`);
   }
@@ -293,8 +293,8 @@ export function authConfigProblems(auth: AuthConfig, routeKeyPattern: RegExp): s
     problems.push('auth.resourceBaseUrl: required when a route has a policy (it is the audience tokens must carry)');
   }
   const seen = new Map<string, string>();
-  for (const [name, profile] of Object.entries(auth.upstream.credentials)) {
-    const at = `auth.upstream.credentials.${name}`;
+  for (const [name, profile] of Object.entries(auth.upstream.profiles)) {
+    const at = `auth.upstream.profiles.${name}`;
     for (const origin of profile.origins) {
       const u = httpUrl(origin);
       if (u === null || u.origin !== origin) problems.push(`${at}.origins: ${JSON.stringify(origin)} is not an origin (scheme://host[:port], no path)`);

@@ -1,7 +1,7 @@
 /**
  * What the gateway presents to an upstream origin (a Tool Service, a
  * manifest endpoint, the Portal): the credential profile whose `origins`
- * list it (`auth.upstream.credentials`), with its static headers (secrets
+ * list it (`auth.upstream.profiles`), with its static headers (secrets
  * from files — re-read when they change — or the environment) and its TLS
  * material (custom CA, client certificate for mTLS, SNI name).
  *
@@ -79,7 +79,7 @@ export class OriginCredential {
     this.forwardClaims = config.forwardIdentity?.claims ?? null;
     for (const [name, ref] of Object.entries(config.headers ?? {})) {
       const secret = new SecretText(ref, checkMs, onProblem);
-      if (!HEADER_VALUE.test(secret.value)) throw new Error(`auth.upstream.credentials.${profile}.headers.${name}: the value must be one line of visible ASCII`);
+      if (!HEADER_VALUE.test(secret.value)) throw new Error(`auth.upstream.profiles.${profile}.headers.${name}: the value must be one line of visible ASCII`);
       this.headerSecrets.push([name, secret]);
     }
     if (config.caFile !== undefined) this.files.ca = new WatchedFile(config.caFile, pem, checkMs, onProblem);
@@ -152,14 +152,14 @@ export class OriginCredential {
   }
 }
 
-/** Every profile of `auth.upstream.credentials`, looked up by origin. */
+/** Every profile of `auth.upstream.profiles`, looked up by origin. */
 export class UpstreamCredentials {
   private readonly byOrigin = new Map<string, OriginCredential>();
   private readonly all: OriginCredential[] = [];
 
   /** Reads every secret now: a missing file or variable stops the thread's start with a message naming it. */
   constructor(auth: AuthConfig, onProblem: SecretProblem) {
-    for (const [name, profile] of Object.entries(auth.upstream.credentials)) {
+    for (const [name, profile] of Object.entries(auth.upstream.profiles)) {
       const cred = new OriginCredential(name, profile, auth.secretFileCheckMs, onProblem);
       this.all.push(cred);
       for (const origin of profile.origins) this.byOrigin.set(origin, cred);

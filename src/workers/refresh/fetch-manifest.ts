@@ -29,7 +29,7 @@ export async function fetchManifestIfChanged(
   let text: string;
   let etag: string | null;
   try {
-    // The Tool Service origin's credential profile (auth.upstream.credentials): headers, CA, client certificate.
+    // The Tool Service origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
     const auth = options.upstreamAuth?.forUrl(url);
     const res = await request(url, {
       method: 'GET',

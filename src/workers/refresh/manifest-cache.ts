@@ -43,7 +43,7 @@ export interface ManifestCacheDeps {
   log: BugLog;
   /** The fetch (a seam for tests that need a fetch to fail unexpectedly); default {@link fetchManifestIfChanged}. */
   fetch?: typeof fetchManifestIfChanged;
-  /** Credentials per Tool Service origin (auth.upstream.credentials). */
+  /** Credentials per Tool Service origin (auth.upstream.profiles). */
   upstreamAuth?: RefreshUpstreamAuth;
 }
 

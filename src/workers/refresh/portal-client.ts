@@ -29,7 +29,7 @@ export class PortalClient {
     let text: string;
     let etag: string | null;
     try {
-      // The Portal origin's credential profile (auth.upstream.credentials): headers, CA, client certificate.
+      // The Portal origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
       const auth = this.options.upstreamAuth?.forUrl(url);
       const res = await request(url, {
         method: 'GET',

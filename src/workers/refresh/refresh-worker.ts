@@ -87,7 +87,7 @@ function emit(event: RefreshEvent): void {
   send(event);
 }
 
-// Credentials the gateway presents to the Portal and to manifest endpoints, by origin (auth.upstream.credentials).
+// Credentials the gateway presents to the Portal and to manifest endpoints, by origin (auth.upstream.profiles).
 const upstreamAuth = new RefreshUpstreamAuth(new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`)));
 const portal =
   config.catalog.source === 'portal' && config.catalog.portal.url !== null

@@ -41,7 +41,7 @@ export interface RefresherDeps {
   log?: BugLog;
   /** Manifest fetch; tests replace it to make a load fail unexpectedly. */
   fetchManifest?: typeof fetchManifestIfChanged;
-  /** Credentials per Tool Service origin for manifest fetches (auth.upstream.credentials). */
+  /** Credentials per Tool Service origin for manifest fetches (auth.upstream.profiles). */
   upstreamAuth?: RefreshUpstreamAuth;
 }
 

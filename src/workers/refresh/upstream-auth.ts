@@ -16,7 +16,7 @@ export interface RequestAuth {
 
 const NONE: RequestAuth = Object.freeze({ headers: Object.freeze({}) as Record<string, string>, dispatcher: undefined });
 
-/** The refresh worker's view of `auth.upstream.credentials`. */
+/** The refresh worker's view of `auth.upstream.profiles`. */
 export class RefreshUpstreamAuth {
   private readonly agents = new Map<string, { tls: UpstreamTls; agent: Agent }>();
 

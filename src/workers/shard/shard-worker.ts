@@ -22,7 +22,7 @@ const data = workerData as ShardWorkerData;
 const { config, shardIndex } = data;
 const log = createLogger(config.log.level, { thread: `shard-${shardIndex}` });
 const metrics = new ShardMetrics();
-// What the gateway presents to Tool Services, by origin (auth.upstream.credentials): headers and TLS (CA, client certificate).
+// What the gateway presents to Tool Services, by origin (auth.upstream.profiles): headers and TLS (CA, client certificate).
 const credentials = new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`));
 const client = new ToolServiceClient({
   credentials,

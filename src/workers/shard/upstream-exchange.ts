@@ -36,7 +36,7 @@ export interface Target {
   head: Buffer;
   /** `{"name":…,"version":…,"arguments":` — the arguments and `}` complete the body. */
   bodyPrefix: Buffer;
-  /** The origin's credential profile (auth.upstream.credentials): its headers go into every request. */
+  /** The origin's credential profile (auth.upstream.profiles): its headers go into every request. */
   credential: OriginCredential | null;
 }
 

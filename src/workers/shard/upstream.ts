@@ -39,7 +39,7 @@ export interface UpstreamOptions {
   maxResponseHeaderBytes?: number;
   /** Per-origin TLS settings (private CA, client certificate, SNI), asked once per origin. */
   originOptions?: (origin: string) => OriginOptions | undefined;
-  /** Credential profiles by origin (auth.upstream.credentials): headers per request, TLS via `originOptions`. */
+  /** Credential profiles by origin (auth.upstream.profiles): headers per request, TLS via `originOptions`. */
   credentials?: UpstreamCredentials;
 }
 

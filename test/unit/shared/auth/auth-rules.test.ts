@@ -152,7 +152,7 @@ describe('auth config checks', () => {
         },
         policies: { p: { providers: ['a', 'nope'], rules: [{ when: {}, tools: ['*'] }] } },
         routes: { core: 'p', Bad: 'p', other: 'missing' },
-        upstream: { credentials: { c1: { origins: ['http://h:1'], caFile: '/ca' }, c2: { origins: ['http://h:1', 'https://h/path'], certFile: '/c' } } },
+        upstream: { profiles: { c1: { origins: ['http://h:1'], caFile: '/ca' }, c2: { origins: ['http://h:1', 'https://h/path'], certFile: '/c' } } },
       }),
       re,
     );
@@ -166,10 +166,10 @@ describe('auth config checks', () => {
         'auth.routes.Bad: route key must be a lowercase DNS label',
         'auth.routes.other: unknown policy "missing"',
         'auth.resourceBaseUrl: required when a route has a policy (it is the audience tokens must carry)',
-        'auth.upstream.credentials.c1: TLS settings need https origins, got http://h:1',
-        'auth.upstream.credentials.c2.origins: http://h:1 is already served by profile "c1"',
-        'auth.upstream.credentials.c2.origins: "https://h/path" is not an origin (scheme://host[:port], no path)',
-        'auth.upstream.credentials.c2: certFile and keyFile go together',
+        'auth.upstream.profiles.c1: TLS settings need https origins, got http://h:1',
+        'auth.upstream.profiles.c2.origins: http://h:1 is already served by profile "c1"',
+        'auth.upstream.profiles.c2.origins: "https://h/path" is not an origin (scheme://host[:port], no path)',
+        'auth.upstream.profiles.c2: certFile and keyFile go together',
       ]),
     );
   });
