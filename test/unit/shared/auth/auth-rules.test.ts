@@ -11,7 +11,9 @@ import { filterListTemplate, TemplateShapeError } from '../../../../src/shared/a
 import { CompiledPolicy, scopesOf, type Principal } from '../../../../src/shared/auth/policy.js';
 import { TokenBucket } from '../../../../src/shared/auth/token-bucket.js';
 import { globMatch } from '../../../../src/shared/auth/tool-patterns.js';
-import { ROUTE_KEY_PATTERN } from '../../../../src/shared/config/schema.js';
+import { exposureWarnings } from '../../../../src/shared/auth/exposure.js';
+import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
+import { ROUTE_KEY_PATTERN, type GatewayConfig } from '../../../../src/shared/config/schema.js';
 import { REDACTED, redactConfig } from '../../../../src/shared/config/redact.js';
 import { encodeSnapshot, decodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 
@@ -193,5 +195,16 @@ describe('challenges', () => {
   it('quotes scope values', () => {
     const c = routeChallenges(routeResource('https://h', 'core'), ['a"b', 'c\\d']);
     expect(c.missing.headers?.[0]?.[1]).toBe('Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/mcp/core", scope="a\\"b c\\\\d"');
+  });
+});
+
+describe('exposureWarnings', () => {
+  const config = (host: string, auth: Partial<AuthConfig>): GatewayConfig => ({ ...DEFAULTS, server: { ...DEFAULTS.server, host }, auth: { ...AUTH_DEFAULTS, ...auth } });
+
+  it('is silent on loopback, and loud on another address without a default policy', () => {
+    expect(exposureWarnings(config('127.0.0.1', {}))).toEqual([]);
+    expect(exposureWarnings(config('0.0.0.0', {}))[0]).toMatch(/^AUTHENTICATION IS OFF: the gateway listens on 0\.0\.0\.0/);
+    expect(exposureWarnings(config('0.0.0.0', { routes: { core: 'p' } }))[0]).toMatch(/every route not named in auth.routes .* is open/);
+    expect(exposureWarnings(config('0.0.0.0', { defaultPolicy: 'p' }))).toEqual([]);
   });
 });
