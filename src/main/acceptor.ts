@@ -109,7 +109,7 @@ export class Acceptor {
 
   /** This thread's metrics as JSON, for aggregation on the main thread. */
   metricsJson(): Promise<MetricObjectJson[]> {
-    return this.metrics.registry.getMetricsAsJSON();
+    return this.metrics.toJson();
   }
 
   private route(res: HttpResponse, req: HttpRequest): void {

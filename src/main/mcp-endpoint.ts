@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerRequest, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
@@ -66,12 +66,14 @@ export class McpEndpoint implements RequestSink {
   /** The auth state of the request being gated; swapped into the pooled request once it is admitted (no allocation). */
   private scratchAuth = new RequestAuth();
   private authTickets = 0;
+  private readonly limits: AnswerLimits;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
     this.metrics = options.metrics;
     this.log = options.log;
     this.policy = buildHttpPolicy(options.config.server);
+    this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
     this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
     this.calls = new CallDispatcher(
@@ -188,7 +190,7 @@ export class McpEndpoint implements RequestSink {
       return;
     }
     // The caller's tools/list is its precomputed variant of the snapshot's template (auth step).
-    const decision = answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter));
+    const decision = answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
       return;
@@ -207,6 +209,7 @@ export class McpEndpoint implements RequestSink {
     r.idText = call.idText;
     r.toolName = call.toolName;
     r.argumentsJson = call.argumentsJson;
+    r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
     // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).

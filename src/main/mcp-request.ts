@@ -51,6 +51,8 @@ export class McpRequest implements CallRequest {
   sse = false;
   /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
   identity = '';
+  /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
+  argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
   callId = 0;
   /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */
@@ -95,6 +97,7 @@ export class McpRequest implements CallRequest {
     this.res = null;
     this.snapshot = null;
     this.argumentsJson = '';
+    this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);

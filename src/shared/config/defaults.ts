@@ -39,6 +39,7 @@ export const DEFAULTS: GatewayConfig = {
     defaultTimeoutMs: 30_000,
     maxTimeoutMs: 120_000,
     maxResponseBytes: 16 * 1024 * 1024,
+    maxArgumentsDepth: 64,
     connectionsPerService: 64,
     maxQueuedCallsPerService: 1024,
     connectTimeoutMs: 10_000,

@@ -87,6 +87,8 @@ export const ConfigSchema = Type.Object(
         defaultTimeoutMs: PositiveInt(1, 3_600_000),
         maxTimeoutMs: PositiveInt(1, 3_600_000),
         maxResponseBytes: PositiveInt(256, 1024 * 1024 * 1024),
+        /** Deepest nesting of objects/arrays in `tools/call` arguments; deeper is -32602 before any hop. */
+        maxArgumentsDepth: PositiveInt(1, 10_000),
         connectionsPerService: PositiveInt(1, 4096),
         /** Calls waiting for a connection to one Tool Service (per shard) before a call is refused as busy. */
         maxQueuedCallsPerService: PositiveInt(0, 1_000_000),

@@ -94,7 +94,7 @@ parent.on('message', (msg: MainToShard) => {
       break;
     }
     case 'metrics':
-      void metrics.registry.getMetricsAsJSON().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
+      void metrics.toJson().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;
     case 'close':
       void client

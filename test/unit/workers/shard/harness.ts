@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { assembleRpcAnswer } from '../../../../src/main/reply-writer.js';
 import type { CallRequest } from '../../../../src/shared/calls.js';
 import { ShardMetrics } from '../../../../src/shared/metrics.js';
-import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import { answerRequest, DEFAULT_LIMITS, type AnswerLimits } from '../../../../src/shared/protocol/answer.js';
 import { replyText } from '../../../../src/shared/protocol/reply.js';
 import {
   RESULT_HEAD,
@@ -197,8 +197,8 @@ let nextCallId = 1;
  * decision, then (for a checked call) a call frame through the shard's
  * executor, and the acceptor's envelope around the final result frame.
  */
-export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx, routeKey = ROUTE): Promise<Called> {
-  const decision = answerRequest(Buffer.from(bodyText), { listTemplate: h.listTemplate });
+export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx, routeKey = ROUTE, limits: AnswerLimits = DEFAULT_LIMITS): Promise<Called> {
+  const decision = answerRequest(Buffer.from(bodyText), { listTemplate: h.listTemplate }, limits);
   if (decision.kind === 'reply') {
     return { answer: { status: decision.reply.status, outcome: undefined }, body: JSON.parse(replyText(decision.reply)) as Called['body'] };
   }
@@ -215,7 +215,7 @@ export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = n
   };
   const callId = nextCallId++;
   const frame = new FrameCollectorInput();
-  writeCall(frame, callId, request);
+  writeCall(frame, callId, request, decision.argumentsBytes);
   h.metrics.current = callId;
   h.executor.onFrame(new AcceptorLink(0, h.results), frame.buf, 0, frame.length);
   const result = await h.results.final(callId);
