@@ -15,6 +15,7 @@
 import type { EventEmitter } from 'node:events';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import type { GatewayConfig } from '../shared/config/schema.js';
+import { exposureWarnings } from '../shared/auth/exposure.js';
 import { createLogger } from '../shared/log.js';
 import { aggregateMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
@@ -167,6 +168,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     throw err;
   }
 
+  for (const warning of exposureWarnings(config)) log.warn({ security: true }, warning);
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(

@@ -18,6 +18,8 @@ import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/p
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { AuthStep, RequestAuth } from './auth/auth-step.js';
+import type { AuthDecision } from './auth/authenticator.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
@@ -59,6 +61,11 @@ export class McpEndpoint implements RequestSink {
   private readonly log: Logger;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
+  /** Authentication, authorization, rate limits (src/main/auth, ADR-0011). */
+  readonly auth: AuthStep;
+  /** The auth state of the request being gated; swapped into the pooled request once it is admitted (no allocation). */
+  private scratchAuth = new RequestAuth();
+  private authTickets = 0;
   private readonly limits: AnswerLimits;
 
   constructor(private readonly options: McpEndpointOptions) {
@@ -68,6 +75,7 @@ export class McpEndpoint implements RequestSink {
     this.policy = buildHttpPolicy(options.config.server);
     this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
+    this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
     this.calls = new CallDispatcher(
       options.channels,
       options.config.workers.maxPendingCallsPerShard,
@@ -98,6 +106,25 @@ export class McpEndpoint implements RequestSink {
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    // ── auth step (src/main/auth/auth-step.ts): before the body is read; a refusal costs no pooled request ──
+    let auth: RequestAuth | null = null;
+    let decision: AuthDecision | null = null;
+    if (this.auth.enabled) {
+      auth = this.scratchAuth;
+      auth.ticket = ++this.authTickets;
+      auth.pending = false;
+      auth.body = null;
+      decision = this.auth.begin(req, gate.routeKey, auth);
+      if (decision.kind === 'deny') {
+        writeReply(res, decision.reply);
+        this.auth.refused(decision, gate.routeKey, requestId, auth);
+        this.record(gate.routeKey, 'http', decision.outcome, startedAt);
+        return;
+      }
+    }
+    // ── end auth step ──
     // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
     const r = this.requests.acquire();
     r.startedAt = startedAt;
@@ -105,11 +132,39 @@ export class McpEndpoint implements RequestSink {
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
     r.sse = gate.wantsSse;
-    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
-    r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    r.requestId = requestId;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
     r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
+    if (auth !== null) {
+      this.scratchAuth = r.auth ?? new RequestAuth();
+      r.auth = auth;
+      if (decision?.kind === 'pending') {
+        auth.pending = true;
+        const ticket = auth.ticket;
+        void decision.settled.then((d) => this.authSettled(r, auth, ticket, d));
+      }
+    } else if (r.auth !== null) r.auth.policy = null;
     r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+  }
+
+  /** A first-sight token verification finished: go on with the body, or refuse (auth step). */
+  private authSettled(r: McpRequest, auth: RequestAuth, ticket: number, d: AuthDecision): void {
+    // The request may have been aborted (and its object reused) while the token was checked.
+    if (r.auth !== auth || auth.ticket !== ticket || r.state !== 'reading' || r.aborted || r.res === null) return;
+    auth.pending = false;
+    const res = r.res;
+    const body = auth.body;
+    auth.body = null;
+    if (d.kind === 'deny') {
+      // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
+      res.cork(() => writeReply(res, d.reply, body === null));
+      this.auth.refused(d, r.routeKey, r.requestId, auth);
+      this.record(r.routeKey, 'http', d.outcome, r.startedAt);
+      if (body !== null) this.requests.release(r);
+      else r.state = 'free';
+      return;
+    }
+    if (body !== null) res.cork(() => this.onBody(r, body));
   }
 
   onBodyTooLarge(r: McpRequest): void {
@@ -129,7 +184,13 @@ export class McpEndpoint implements RequestSink {
     const res = r.res;
     const snapshot = r.snapshot;
     if (res === null || snapshot === null || r.aborted) return;
-    const decision = answerRequest(body, snapshot, this.limits);
+    const auth = r.auth;
+    if (auth !== null && auth.pending) {
+      auth.body = body; // answered once the token is checked (authSettled)
+      return;
+    }
+    // The caller's tools/list is its precomputed variant of the snapshot's template (auth step).
+    const decision = answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
       return;
@@ -151,8 +212,21 @@ export class McpEndpoint implements RequestSink {
     r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
+    // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).
+    const auth = r.auth;
+    if (auth !== null && auth.policy !== null) {
+      const denied = this.auth.admitCall(r.routeKey, auth, r.requestId, call.idText, call.toolName);
+      if (denied !== null) {
+        writeReply(res, denied);
+        this.record(r.routeKey, 'tools/call', denied.status === 429 ? 'rate_limited' : 'forbidden', r.startedAt);
+        this.requests.release(r);
+        return;
+      }
+    }
+    r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
+    if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
     const why = REFUSAL[refusal];
     writeReply(res, {
       status: 503,
@@ -167,6 +241,7 @@ export class McpEndpoint implements RequestSink {
 
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    if (r.auth !== null && r.auth.policy !== null) this.auth.callEnded(r.routeKey, r.auth, r.requestId, r.toolName, outcome);
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
     if (outcome === 'cancelled') r.state = 'free';
     else this.requests.release(r);

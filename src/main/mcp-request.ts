@@ -13,6 +13,7 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { CallRequest } from '../shared/calls.js';
 import { statusLine } from '../shared/protocol/reply.js';
+import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
 /** Bodies up to this size reuse the pooled object's buffer; larger ones get their own. */
@@ -36,6 +37,8 @@ export class McpRequest implements CallRequest {
   startedAt = 0;
   snapshot: AcceptorSnapshot | null = null;
   shard = 0;
+  /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
+  auth: RequestAuth | null = null;
   // CallRequest: what a tools/call hands its shard.
   routeKey = '';
   toolName = '';
@@ -46,6 +49,8 @@ export class McpRequest implements CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
+  identity = '';
   /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
   argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.

@@ -3,6 +3,7 @@
  * default runs the gateway against the bundled demo Tool Service with no
  * Portal or Redis.
  */
+import { AUTH_DEFAULTS } from '../auth/config-schema.js';
 import type { GatewayConfig } from './schema.js';
 
 /** The port the bundled demo Tool Service listens on for `npm start`. */
@@ -51,5 +52,6 @@ export const DEFAULTS: GatewayConfig = {
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
   health: { readiness: 'initial-load' },
+  auth: AUTH_DEFAULTS,
   log: { level: 'info' },
 };

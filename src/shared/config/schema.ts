@@ -4,6 +4,7 @@
  * with its default and environment variable, and a contract test keeps the two in step.
  */
 import Type, { type Static } from 'typebox';
+import { AuthConfigSchema } from '../auth/config-schema.js';
 
 /** Route keys are lowercase DNS labels (docs/contracts/mcp-endpoint.md). */
 export const ROUTE_KEY_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
@@ -151,6 +152,8 @@ export const ConfigSchema = Type.Object(
       { readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]) },
       { additionalProperties: false },
     ),
+    /** Inbound authentication, per-route policies and rate limits, upstream credentials (src/shared/auth/config-schema.ts). */
+    auth: AuthConfigSchema,
     log: Type.Object(
       {
         level: Type.Union([

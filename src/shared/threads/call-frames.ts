@@ -11,10 +11,10 @@
  *  0      1      2      3      4             8
  *  +------+------+------+------+-------------+--------------------------------+
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
- *  |  =1  | b0=sse| +1  | = 7  |             |                                |
+ *  |  =1  | b0=sse| +1  | = 8  |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
- *  | route | x-request-id | session id | traceparent | tool name | progressToken JSON | arguments JSON |
- *  +----------------------------------------------------------------------------------------------+
+ *  | route | x-request-id | session id | traceparent | tool name | progressToken JSON | arguments JSON | identity JSON |
+ *  +--------------------------------------------------------------------------------------------------------------+
  * ```
  * Fields are in {@link CallField} order; route key, request id, session id
  * and traceparent are ASCII (validated at the edge) and travel as one latin1
@@ -78,8 +78,12 @@ const enum CallField {
   Tool = 4,
   ProgressToken = 5,
   Arguments = 6,
+  /** Caller identity for Tool Services that opt in (`CallRequest.identity`); appended, so 7-field frames still decode. */
+  Identity = 7,
 }
-const CALL_FIELDS = 7;
+const CALL_FIELDS = 8;
+/** Frames written before the identity field existed carry 7 fields. */
+const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
 const CANCEL_BYTES = 8;
@@ -97,7 +101,9 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   const toolLen = Buffer.byteLength(req.toolName, 'utf8');
   const ptLen = req.progressTokenJson.length === 0 ? 0 : Buffer.byteLength(req.progressTokenJson, 'utf8');
   const argsLen = argumentsBytes !== null ? argumentsBytes.length : Buffer.byteLength(req.argumentsJson, 'utf8');
-  const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen);
+  const identity = req.identity ?? '';
+  const idLen = identity.length === 0 ? 0 : Buffer.byteLength(identity, 'utf8');
+  const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen + idLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
@@ -112,12 +118,14 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   b.writeUInt32LE(toolLen, at + 24);
   b.writeUInt32LE(ptLen, at + 28);
   b.writeUInt32LE(argsLen, at + 32);
+  b.writeUInt32LE(idLen, at + 36);
   let o = at + CALL_HEAD;
   o += writeLatin1(b, req.routeKey + req.requestId + req.sessionId + req.traceparent, o);
   o += writeUtf8(b, req.toolName, o, toolLen);
   if (ptLen > 0) o += writeUtf8(b, req.progressTokenJson, o, ptLen);
   if (argumentsBytes !== null) b.set(argumentsBytes, o);
   else writeUtf8(b, req.argumentsJson, o, argsLen);
+  if (idLen > 0) writeUtf8(b, identity, o + argsLen, idLen);
   sink.commit();
   return true;
 }
@@ -149,7 +157,7 @@ export function callFrameId(buf: Buffer, offset: number): number {
  */
 export function readCall(buf: Buffer, offset: number, length: number, into: CallRequest): void {
   const fields = buf[offset + 3] as number;
-  assert(fields >= CALL_FIELDS && length >= 8 + 4 * fields, 'call frame header is truncated');
+  assert(fields >= CALL_FIELDS_V1 && length >= 8 + 4 * fields, 'call frame header is truncated');
   const flags = buf[offset + 1] as number;
   into.sse = (flags & FLAG_SSE) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
@@ -161,8 +169,9 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   const toolLen = buf.readUInt32LE(lengths + 4 * CallField.Tool);
   const ptLen = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
   const argsLen = buf.readUInt32LE(lengths + 4 * CallField.Arguments);
+  const idLen = fields > CallField.Identity ? buf.readUInt32LE(lengths + 4 * CallField.Identity) : 0;
   let o = lengths + 4 * fields;
-  assert(o + routeLen + ridLen + sidLen + tpLen + toolLen + ptLen + argsLen <= offset + length, 'call frame fields overrun the frame');
+  assert(o + routeLen + ridLen + sidLen + tpLen + toolLen + ptLen + argsLen + idLen <= offset + length, 'call frame fields overrun the frame');
   const ascii = readLatin1(buf, o, (o += routeLen + ridLen + sidLen + tpLen));
   into.routeKey = ascii.slice(0, routeLen);
   into.requestId = ascii.slice(routeLen, routeLen + ridLen);
@@ -170,7 +179,8 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.traceparent = ascii.slice(routeLen + ridLen + sidLen);
   into.toolName = readUtf8(buf, o, (o += toolLen));
   into.progressTokenJson = ptLen === 0 ? '' : readUtf8(buf, o, (o += ptLen));
-  into.argumentsJson = readUtf8(buf, o, o + argsLen);
+  into.argumentsJson = readUtf8(buf, o, (o += argsLen));
+  into.identity = idLen === 0 ? '' : readUtf8(buf, o, o + idLen);
 }
 
 /** Appends a result-direction frame; false when the sink refused it. */

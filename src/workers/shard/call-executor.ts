@@ -43,6 +43,7 @@ export class ShardCall implements UpstreamCall, CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  identity = '';
   /** Set before the upstream call; a stale reference between calls is harmless (never read). */
   tool!: CatalogTool;
   onFrame: ((frame: StreamFrame) => void) | null = null;

@@ -14,6 +14,7 @@ import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '
 import { AcceptorLink, CallExecutor, type ShardCall } from './call-executor.js';
 import { RouteTable } from './route-table.js';
 import { registerGuardMetrics, ServiceGuards } from './service-guards.js';
+import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import { ToolServiceClient } from './upstream.js';
 
 if (parentPort === null) throw new Error('shard-worker must run as a worker thread');
@@ -22,7 +23,14 @@ const data = workerData as ShardWorkerData;
 const { config, shardIndex } = data;
 const log = createLogger(config.log.level, { thread: `shard-${shardIndex}` });
 const metrics = new ShardMetrics();
+// What the gateway presents to Tool Services, by origin (auth.upstream.profiles): headers and TLS (CA, client certificate).
+const credentials = new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`));
 const client = new ToolServiceClient({
+  credentials,
+  originOptions: (origin) => {
+    const tls = credentials.forOrigin(origin)?.tls();
+    return tls ? { tls } : undefined;
+  },
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
   maxQueuedCallsPerService: config.tools.maxQueuedCallsPerService,
