@@ -2,7 +2,8 @@
  * Shared start-up of the bench's uWS server processes: listen, print
  * `listening <port>` (the line the harness waits for), close on SIGTERM/SIGINT.
  */
-import uWS, { type TemplatedApp } from 'uWebSockets.js';
+import type { TemplatedApp } from 'uWebSockets.js';
+import { uWS } from './uws.js';
 
 /** Listens on host:port (0 = any free port) and stays up until a signal. */
 export function listenUntilSignal(app: TemplatedApp, host: string, port: number): void {

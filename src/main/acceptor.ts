@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { MessagePort } from 'node:worker_threads';
-import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
@@ -23,6 +23,7 @@ import type { DirectoryEntry } from '../shared/threads/messages.js';
 import { writeReply } from './reply-writer.js';
 import { RouteDirectory } from './route-directory.js';
 import { ShardDispatcher, type PendingCall } from './shard-dispatcher.js';
+import { uWS } from './uws.js';
 
 /** Where an acceptor gets readiness and process-wide metrics (directly on main, by message elsewhere). */
 export interface HealthSource {

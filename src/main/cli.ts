@@ -18,18 +18,18 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE + '\n');
     return;
   }
-  let config;
+  let gateway;
   try {
-    config = loadConfig({ argv, env: process.env });
+    // Config first, then uWS (startGateway loads it before any thread starts): either failure ends the start here.
+    gateway = await startGateway(loadConfig({ argv, env: process.env }));
   } catch (err) {
     if (GatewayError.is(err)) {
-      process.stderr.write(`mcp-route-gateway: ${err.message}\n`);
+      process.stderr.write(`mcp-route-gateway: ${err.code}: ${err.message}\n`);
       process.exitCode = 2;
       return;
     }
     throw err;
   }
-  const gateway = await startGateway(config);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -23,6 +23,7 @@ import { CatalogPublisher, type CatalogEvents } from './catalog-publisher.js';
 import { RefreshSupervisor } from './refresh-supervisor.js';
 import { RouteStatusBoard } from './route-status.js';
 import { ShardHandle } from './shard-pool.js';
+import { loadUws } from './uws.js';
 import { ReplyWaiters } from './worker-rpc.js';
 import type { EventEmitter } from 'node:events';
 
@@ -48,6 +49,8 @@ const SCRAPE_TIMEOUT_MS = 2_000;
 
 /** Starts the gateway; resolves once it listens. Routes answer 503 until their first snapshot. */
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
+  // First, before any thread starts: refuses a runtime without native uWS (RUNTIME_UNSUPPORTED).
+  const uws = loadUws({ maxHeaderBytes: config.server.maxHeaderBytes });
   const log = createLogger(config.log.level, { thread: 'main' });
   const mainRegistry = new Registry();
   collectDefaultMetrics({ register: mainRegistry, prefix: 'mcp_gateway_' });
@@ -201,7 +204,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
 
     refresh = new RefreshSupervisor(config, (e) => publisher.handle(e), () => publisher.publishedRevisions(), log);
     refresh.start();
-    log.info({ host: config.server.host, port, shards: shardCount, acceptors: acceptorCount, source: config.catalog.source }, 'gateway listening');
+    log.info({ host: config.server.host, port, shards: shardCount, acceptors: acceptorCount, source: config.catalog.source, node: process.version, uws: uws.release }, 'gateway listening');
 
     const initialLoad = new Promise<void>((resolve) => {
       if (board.initialLoadDone) resolve();

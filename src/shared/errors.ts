@@ -33,6 +33,8 @@ export const GatewayErrorCode = {
   Degraded: 'DEGRADED',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
+  /** No native uWebSockets.js build loads for this Node ABI and libc (never run on the JavaScript polyfill). */
+  RuntimeUnsupported: 'RUNTIME_UNSUPPORTED',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

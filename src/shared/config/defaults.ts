@@ -13,6 +13,8 @@ export const DEFAULTS: GatewayConfig = {
     host: '127.0.0.1',
     port: 8080,
     maxBodyBytes: 1024 * 1024,
+    // An 8 KB JWT plus cookies fits; uWS's own default (4 KiB) answers such clients 431.
+    maxHeaderBytes: 16 * 1024,
     allowedOrigins: null,
     allowedHosts: null,
     retryAfterSeconds: 5,

@@ -30,6 +30,8 @@ export const ConfigSchema = Type.Object(
         host: Type.String({ minLength: 1, maxLength: 255 }),
         port: Port,
         maxBodyBytes: PositiveInt(256, 64 * 1024 * 1024),
+        /** Largest request header block (uWS 20.57's `UWS_HTTP_MAX_HEADERS_SIZE`, fixed once per process when uWS loads). */
+        maxHeaderBytes: PositiveInt(1024, 1024 * 1024),
         /** `null` = derive from the bind address (loopback defaults), see http-policy.ts. */
         allowedOrigins: Type.Union([StringList, Type.Null()]),
         allowedHosts: Type.Union([StringList, Type.Null()]),
