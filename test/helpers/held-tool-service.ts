@@ -16,6 +16,8 @@ export interface HeldToolService {
   readonly received: number;
   /** Answers every held call (and every later one, until {@link hold} is called again) with an echo result. */
   releaseAll(): void;
+  /** Answers the oldest held call; false when none is held. */
+  releaseOne(): boolean;
   /** Holds calls again from now on. */
   hold(): void;
   close(): Promise<void>;
@@ -73,6 +75,11 @@ export async function startHeldToolService(service = 'held-tools'): Promise<Held
     releaseAll() {
       holding = false;
       for (const w of waiting.splice(0)) answer(w.res, w.body);
+    },
+    releaseOne() {
+      const w = waiting.shift();
+      if (w !== undefined) answer(w.res, w.body);
+      return w !== undefined;
     },
     hold() {
       holding = true;
