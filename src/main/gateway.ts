@@ -24,6 +24,7 @@ import { RefreshSupervisor } from './refresh-supervisor.js';
 import { RouteStatusBoard } from './route-status.js';
 import { ShardHandle } from './shard-pool.js';
 import { loadUws } from './uws.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { ReplyWaiters } from './worker-rpc.js';
 import type { EventEmitter } from 'node:events';
 
@@ -217,7 +218,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     async function startAcceptorWorker(index: number): Promise<Worker> {
       const shardPorts = (channels[index] ?? []).map((c) => c.port1);
       const workerData: AcceptorWorkerData = { kind: 'acceptor', acceptorIndex: index, config, shardPorts, port };
-      const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: shardPorts });
+      const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, transferList: shardPorts, resourceLimits: workerResourceLimits(config.workers) });
       worker.on('error', (err) => log.error({ err: String(err), acceptor: index }, 'acceptor thread failed'));
       await new Promise<void>((resolve, reject) => {
         worker.on('message', (msg: AcceptorToMain) => {

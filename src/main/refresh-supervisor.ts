@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import type { Logger } from '../shared/log.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../shared/threads/messages.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { ReplyWaiters } from './worker-rpc.js';
 
 const MAX_BACKOFF_MS = 30_000;
@@ -31,7 +32,7 @@ export class RefreshSupervisor {
   /** Starts the worker. */
   start(): void {
     const workerData: RefreshWorkerData = { kind: 'refresh', config: this.config, published: this.published() };
-    const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData });
+    const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData, resourceLimits: workerResourceLimits(this.config.workers) });
     this.worker = worker;
     worker.on('message', (msg: RefreshToMain) => {
       if (msg.type === 'metrics') this.scrapes.settle(msg.requestId, msg.metrics);

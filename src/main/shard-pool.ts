@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import type { Logger } from '../shared/log.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { MainToShard, ShardToMain, ShardWorkerData } from '../shared/threads/messages.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { ReplyWaiters } from './worker-rpc.js';
 
 /** Install outcome as the shard reported it. */
@@ -29,7 +30,11 @@ export class ShardHandle {
     onUnexpectedExit: (handle: ShardHandle) => void = () => undefined,
   ) {
     const workerData: ShardWorkerData = { kind: 'shard', shardIndex: index, config, acceptorPorts };
-    this.worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, transferList: acceptorPorts });
+    this.worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), {
+      workerData,
+      transferList: acceptorPorts,
+      resourceLimits: workerResourceLimits(config.workers),
+    });
     this.worker.on('message', (msg: ShardToMain) => {
       if (msg.type === 'installed' || msg.type === 'install-failed') {
         const waiter = this.installs.get(msg.routeKey);

@@ -4,8 +4,12 @@
  * header limit (`server.maxHeaderBytes`) fits real clients' tokens.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadedUwsBuild } from '../../dist/src/main/uws.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
@@ -13,6 +17,7 @@ import { mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway
 import { expectedUwsPackage, glibcVersion, pinnedRuntime } from '../helpers/runtime.js';
 
 const CLI = fileURLToPath(new URL('../../dist/src/main/cli.js', import.meta.url));
+const MEMORY_PROBE = fileURLToPath(new URL('../../dist/bench/memory-probe.js', import.meta.url));
 const MAX_HEADER_BYTES = 16 * 1024;
 
 interface Run {
@@ -23,8 +28,11 @@ interface Run {
 }
 
 /** Starts the CLI on this test's Node (`process.execPath`: the runtime under test). */
-function startCli(env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<Run> } {
-  const child = spawn(process.execPath, [CLI], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startCli(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<Run> } {
+  const child = spawn(process.execPath, [...nodeArgs, CLI], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -190,5 +198,53 @@ describe('server.maxHeaderBytes (default 16 KiB)', () => {
     expect(await headerBlock(gw.port, MAX_HEADER_BYTES + 1, false)).toBe('HTTP/1.1 200 OK');
     expect(await headerBlock(gw.port, 4 * 1024, true)).toBe('HTTP/1.1 200 OK');
     expect(await headerBlock(gw.port, 8 * 1024, true)).toBe('closed');
+  });
+});
+
+describe('workers.maxYoungGenerationSizeMb', () => {
+  /** Starts the CLI with the memory probe preloaded, and returns each worker thread's `resourceLimits.maxYoungGenerationSizeMb`. */
+  async function workerYoungGenerations(setting: string | null): Promise<Array<{ kind: string; mb: number | undefined }>> {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-young-'));
+    const out = join(dir, 'probe.json');
+    const env: Record<string, string> = { MCP_GATEWAY_SERVER_PORT: '0', MCP_GATEWAY_LOG_LEVEL: 'info', MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{}', MCP_GATEWAY_WORKERS_ACCEPTORS: '2', MEMORY_PROBE_OUT: out };
+    if (setting !== null) env['MCP_GATEWAY_WORKERS_MAX_YOUNG_GENERATION_SIZE_MB'] = setting;
+    const { child, output, exited } = startCli(env, ['--import', MEMORY_PROBE]);
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!output().stdout.includes('"initial catalog load finished"') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      expect(output().stdout, output().stderr).toContain('"initial catalog load finished"');
+      child.kill('SIGUSR2');
+      let text = '';
+      for (let i = 0; i < 200 && text === ''; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        try {
+          text = readFileSync(out, 'utf8');
+        } catch {
+          // not written yet
+        }
+      }
+      const report = JSON.parse(text) as { threads: Array<{ kind: string; resourceLimits: { maxYoungGenerationSizeMb?: number } }> };
+      return report.threads.filter((t) => t.kind !== 'main').map((t) => ({ kind: t.kind, mb: t.resourceLimits.maxYoungGenerationSizeMb }));
+    } finally {
+      child.kill('SIGTERM');
+      await within(exited, child, 20_000);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('gives every worker thread (shard, refresh, extra acceptor) the configured young generation: 48 MB by default, 24 when set', async () => {
+    const byDefault = await workerYoungGenerations(null);
+    expect(byDefault.map((t) => t.kind).sort()).toEqual(['acceptor', 'refresh', 'shard']);
+    for (const t of byDefault) expect(t.mb, t.kind).toBe(48);
+    for (const t of await workerYoungGenerations('24')) expect(t.mb, t.kind).toBe(24);
+  });
+
+  it('0 leaves V8 its own default (what a worker gets without resourceLimits on this Node: 48 on Node 20, more on Node 24)', async () => {
+    const plain = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:worker_threads').resourceLimits.maxYoungGenerationSizeMb)", { eval: true });
+    const v8Default = await new Promise<number>((resolve) => plain.once('message', resolve));
+    await plain.terminate();
+    const threads = await workerYoungGenerations('0');
+    expect(threads.length).toBe(3);
+    for (const t of threads) expect(t.mb, t.kind).toBe(v8Default);
   });
 });

@@ -19,7 +19,8 @@ export const DEFAULTS: GatewayConfig = {
     allowedHosts: null,
     retryAfterSeconds: 5,
   },
-  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000 },
+  // 48 MB young generation per worker: what Node 20's V8 sized; Node 24's default (192 MB here) doubled RSS after load (ADR-0001).
+  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000, maxYoungGenerationSizeMb: 48 },
   catalog: {
     source: 'static',
     static: {

@@ -45,6 +45,8 @@ export const ConfigSchema = Type.Object(
         shards: PositiveInt(0, 256),
         acceptors: PositiveInt(1, 64),
         maxPendingCallsPerShard: PositiveInt(1, 1_000_000),
+        /** V8 young generation of each worker thread (`resourceLimits.maxYoungGenerationSizeMb`); `0` = V8's default. */
+        maxYoungGenerationSizeMb: PositiveInt(0, 1024),
       },
       { additionalProperties: false },
     ),
