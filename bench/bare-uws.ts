@@ -8,7 +8,7 @@
  * (`--port 0` picks a free port). Prints `listening <port>` once accepting.
  */
 import { parseArgs } from 'node:util';
-import uWS from 'uWebSockets.js';
+import { uWS } from './uws.js';
 import { generateManifest, toolsListResult } from './catalog.js';
 import { listenUntilSignal } from './uws-listen.js';
 

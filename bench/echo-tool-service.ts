@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import uWS from 'uWebSockets.js';
+import { uWS } from './uws.js';
 import { generateManifest } from './catalog.js';
 import { listenUntilSignal } from './uws-listen.js';
 

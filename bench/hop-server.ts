@@ -205,7 +205,7 @@ async function runServer(): Promise<void> {
   if (!Number.isInteger(toolCount) || toolCount < 0) throw new Error(`--tools: not a count: ${values.tools}`);
 
   // Loaded here, not at the top: worker threads running this file never need it.
-  const { default: uWS } = await import('uWebSockets.js');
+  const { uWS } = await import('./uws.js');
   const app = uWS.App();
   const noop = (): void => {};
   const workers: Worker[] = [];

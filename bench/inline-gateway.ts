@@ -12,7 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import uWS, { type HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from 'uWebSockets.js';
+import { uWS } from './uws.js';
 import type { Manifest, ManifestTool } from './catalog.js';
 import { listenUntilSignal } from './uws-listen.js';
 

@@ -1,25 +1,14 @@
 /**
- * Shared start-up of the bench's uWS server processes: refuse to run on a
- * JavaScript fallback, listen, print `listening <port>` (the line the harness
- * waits for), close on SIGTERM/SIGINT.
+ * Shared start-up of the bench's uWS server processes: listen, print
+ * `listening <port>` (the line the harness waits for), close on
+ * SIGTERM/SIGINT. `./uws.js` loads uWS through the gateway's loader, which
+ * refuses a JavaScript fallback (a baseline measured on it would be meaningless).
  */
-import uWS, { type TemplatedApp } from 'uWebSockets.js';
-
-/**
- * Exits with a clear message unless uWS loaded its native addon: a uWS
- * build without a binary for this Node silently falls back to a slow
- * JavaScript implementation, and a baseline measured on it is meaningless.
- */
-export function requireNativeUws(): void {
-  if (!Function.prototype.toString.call(uWS.App).includes('[native code]')) {
-    console.error(`uWebSockets.js has no native build for node ${process.version} (ABI ${process.versions.modules}); refusing to serve on its JavaScript fallback`);
-    process.exit(1);
-  }
-}
+import type { TemplatedApp } from 'uWebSockets.js';
+import { uWS } from './uws.js';
 
 /** Listens on host:port (0 = any free port) and stays up until a signal. */
 export function listenUntilSignal(app: TemplatedApp, host: string, port: number): void {
-  requireNativeUws();
   app.listen(host, port, (listenSocket) => {
     if (listenSocket === false) {
       console.error(`cannot listen on ${host}:${port}`);

@@ -12,6 +12,7 @@ import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shar
 import type { AcceptorFanout } from './acceptor-fanout.js';
 import { ReplyWaiters } from './reply-waiters.js';
 import type { ShardThread } from './shard-thread.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
 import type { Topology } from './topology.js';
 
@@ -53,7 +54,7 @@ export class AcceptorThread {
           this.started = true;
           const channels = topology.acceptorEnds(index);
           const workerData: AcceptorWorkerData = { acceptorIndex: index, config, channels, port };
-          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, name: `acceptor-${index}` });
+          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, name: `acceptor-${index}`, resourceLimits: workerResourceLimits(config.workers) });
           worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
           worker.on('exit', () => this.fanout.removeWorker(worker));
           this.fanout.addWorker(worker);

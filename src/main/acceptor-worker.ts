@@ -9,6 +9,7 @@ import { createLogger } from '../shared/log.js';
 import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
 import { Acceptor } from './acceptor.js';
 import { ReplyWaiters } from './reply-waiters.js';
+import { loadUws } from './uws.js';
 
 if (parentPort === null) throw new Error('acceptor-worker must run as a worker thread');
 const parent = parentPort;
@@ -18,6 +19,8 @@ let readiness = { status: 503, body: '{"status":"not_ready"}' };
 const scrapes = new ReplyWaiters<string | null>();
 
 const send = (msg: AcceptorToMain): void => parent.postMessage(msg);
+// The main thread loaded uWS first (acceptor 0), so this finds the same native build.
+loadUws({ maxHeaderBytes: data.config.server.maxHeaderBytes });
 
 const acceptor = new Acceptor({
   index: data.acceptorIndex,

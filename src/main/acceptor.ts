@@ -7,7 +7,7 @@
  * bytes and hands `tools/call` to the owning shard), the operating
  * endpoints to `ops-endpoints.ts`.
  */
-import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics } from '../shared/metrics.js';
@@ -17,6 +17,7 @@ import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
 import { writeReply } from './reply-writer.js';
 import { RouteDirectory } from './route-directory.js';
+import { uWS } from './uws.js';
 
 /** Construction inputs of an {@link Acceptor}. */
 export interface AcceptorOptions {

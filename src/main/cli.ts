@@ -20,6 +20,9 @@ import { startGateway } from './gateway.js';
 
 const NAME = 'mcp-route-gateway';
 
+/** Beyond the longest call: time to write the last answers. */
+const DRAIN_MARGIN_MS = 5_000;
+
 async function main(): Promise<void> {
   let command: CliCommand;
   try {
@@ -64,7 +67,7 @@ async function main(): Promise<void> {
     gateway = await startGateway(config);
   } catch (err) {
     if (!GatewayError.is(err)) throw err;
-    process.stderr.write(`${NAME}: failed to start: ${err.message}\n`);
+    process.stderr.write(`${NAME}: failed to start: ${err.code}: ${err.message}\n`);
     process.exit(1);
   }
   let stopping = false;
@@ -73,7 +76,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`${NAME}: ${signal} received, draining\n`);
-    void gateway.close().then(() => process.exit(0));
+    // Every call ends by tools.maxTimeoutMs (the shard answers isError then), so waiting that long (plus time to
+    // write the answers) lets each accepted call finish while the shards still run; the old fixed 5 s closed
+    // shards under calls still in flight. The platform's kill deadline (terminationGracePeriodSeconds) still applies.
+    void gateway.close(config.tools.maxTimeoutMs + DRAIN_MARGIN_MS).then(() => process.exit(0));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

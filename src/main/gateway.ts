@@ -30,6 +30,7 @@ import { RouteStatusBoard } from './route-status.js';
 import { ShardThread } from './shard-thread.js';
 import type { SupervisorDeps } from './supervisor.js';
 import { Topology } from './topology.js';
+import { loadUws } from './uws.js';
 
 /** A running gateway. `close()` drains and stops every thread; it is idempotent. */
 export interface Gateway {
@@ -56,6 +57,8 @@ const SHARD_STOP_TIMEOUT_MS = 10_000;
 
 /** Starts the gateway; resolves once it listens. Routes answer 503 until their first snapshot. */
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
+  // First, before any thread starts: refuses a runtime without native uWS (RUNTIME_UNSUPPORTED).
+  const uws = loadUws({ maxHeaderBytes: config.server.maxHeaderBytes });
   const log = createLogger(config.log.level, { thread: 'main' });
   const mainRegistry = new Registry();
   collectDefaultMetrics({ register: mainRegistry, prefix: 'mcp_gateway_' });
@@ -172,7 +175,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(
-    { host: config.server.host, port, shards: config.workers.shards, acceptors: config.workers.acceptors, source: config.catalog.source },
+    { host: config.server.host, port, shards: config.workers.shards, acceptors: config.workers.acceptors, source: config.catalog.source, node: process.version, uws: uws.release },
     'gateway listening',
   );
 

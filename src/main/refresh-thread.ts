@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../shared/threads/messages.js';
 import { ReplyWaiters } from './reply-waiters.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
 
 /** The supervised refresh worker. */
@@ -24,7 +25,7 @@ export class RefreshThread {
         index: 0,
         spawn: () => {
           const workerData: RefreshWorkerData = { config, published: served() };
-          const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData, name: 'refresh' });
+          const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData, name: 'refresh', resourceLimits: workerResourceLimits(config.workers) });
           worker.on('message', (msg: RefreshToMain) => {
             if (msg.type === 'metrics') this.scrapes.settle(msg.requestId, msg.metrics);
             else if (msg.type !== 'closed') onEvent(msg);

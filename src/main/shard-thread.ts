@@ -11,6 +11,7 @@ import { GatewayErrorCode } from '../shared/errors.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { MainToShard, ShardToMain, ShardWorkerData } from '../shared/threads/messages.js';
 import { ReplyWaiters } from './reply-waiters.js';
+import { workerResourceLimits } from './worker-limits.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
 import type { Topology } from './topology.js';
 
@@ -51,7 +52,7 @@ export class ShardThread {
           this.started = true;
           const channels = topology.shardEnds(index);
           const workerData: ShardWorkerData = { shardIndex: index, config, channels };
-          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, name: `shard-${index}` });
+          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, name: `shard-${index}`, resourceLimits: workerResourceLimits(config.workers) });
           worker.on('message', (msg: ShardToMain) => this.onMessage(msg));
           worker.on('exit', () => this.failInstalls());
           return worker;

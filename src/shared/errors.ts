@@ -47,6 +47,8 @@ export const GatewayErrorCode = {
   RateLimited: 'RATE_LIMITED',
   /** A credential cannot be checked right now: JWKS unreachable, or too many first-sight checks in flight (503). */
   AuthUnavailable: 'AUTH_UNAVAILABLE',
+  /** No native uWebSockets.js build loads for this Node ABI and libc (never run on the JavaScript polyfill). */
+  RuntimeUnsupported: 'RUNTIME_UNSUPPORTED',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

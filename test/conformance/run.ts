@@ -37,6 +37,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 type GatewayModule = typeof import('../../src/main/gateway.js');
 type LoadModule = typeof import('../../src/shared/config/load.js');
 type FixtureModule = typeof import('../fixtures/conformance-tool-service.js');
+type UwsLoaderModule = typeof import('../../src/main/uws.js');
 
 const SUITE_PACKAGE = '@modelcontextprotocol/conformance@0.1.16';
 const ROUTE = 'conformance';
@@ -268,6 +269,7 @@ async function main(): Promise<number> {
   const { startGateway } = await importBuilt<GatewayModule>('src/main/gateway.js');
   const { validateConfig } = await importBuilt<LoadModule>('src/shared/config/load.js');
   const { startConformanceToolService, CONFORMANCE_SERVICE } = await importBuilt<FixtureModule>('test/fixtures/conformance-tool-service.js');
+  const { loadedUwsBuild, runtimeDescription } = await importBuilt<UwsLoaderModule>('src/main/uws.js');
 
   const keepResults = process.env['CONFORMANCE_RESULTS_DIR'] !== undefined && process.env['CONFORMANCE_RESULTS_DIR'] !== '';
   const resultsDir = keepResults ? (process.env['CONFORMANCE_RESULTS_DIR'] as string) : mkdtempSync(join(tmpdir(), 'mcp-conformance-'));
@@ -289,6 +291,11 @@ async function main(): Promise<number> {
     // `localhost`, not 127.0.0.1: dns-rebinding-protection requires a localhost URL and sends Host: localhost:<port>.
     const url = `http://localhost:${gw.port}/mcp/${ROUTE}`;
     console.log(`conformance: ${SUITE_PACKAGE} against ${url} (fixture Tool Service ${svc.url}); results in ${resultsDir}`);
+    // The gateway runs in this process: name its runtime, and hold it to the one CI pinned for this pass (.ci/run).
+    const uws = loadedUwsBuild()?.release ?? 'none';
+    console.log(`conformance: gateway on ${runtimeDescription()} with ${uws}`);
+    const pinnedUws = process.env['MCP_TEST_EXPECT_UWS'];
+    if (pinnedUws && pinnedUws !== uws) throw new Error(`the gateway runs ${uws}, but MCP_TEST_EXPECT_UWS pins ${pinnedUws}`);
 
     const listed = await listScenarios();
     const classified = new Set([...baseline.mustPass, ...Object.keys(baseline.expectedFailures)]);

@@ -177,7 +177,7 @@ describe('a port in use', () => {
       const run = await runCli([], { MCP_GATEWAY_SERVER_PORT: String(port), MCP_GATEWAY_LOG_LEVEL: 'silent' });
       expect(run.timedOut).toBe(false);
       expect(run.code).toBe(1);
-      expect(run.stderr).toContain(`failed to start: server.port: 127.0.0.1:${port} is already in use by another process (EADDRINUSE)`);
+      expect(run.stderr).toContain(`failed to start: LISTEN_FAILED: server.port: 127.0.0.1:${port} is already in use by another process (EADDRINUSE)`);
       expect(run.stderr).not.toMatch(/\n\s+at /);
     } finally {
       await new Promise<void>((resolve) => holder.close(() => resolve()));

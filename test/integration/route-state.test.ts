@@ -14,6 +14,7 @@ import { CatalogInstaller } from '../../dist/src/main/catalog-installer.js';
 import { RouteStatusBoard } from '../../dist/src/main/route-status.js';
 import { ShardThread } from '../../dist/src/main/shard-thread.js';
 import { Topology } from '../../dist/src/main/topology.js';
+import { loadUws } from '../../dist/src/main/uws.js';
 import { validateConfig } from '../../dist/src/shared/config/load.js';
 import { mergeRoute } from '../../dist/src/shared/catalog/merge.js';
 import { encodeSnapshot, snapshotMeta } from '../../dist/src/shared/snapshot/layout.js';
@@ -21,6 +22,8 @@ import type { CatalogTool } from '../../dist/src/shared/catalog/types.js';
 import type { RefreshEvent } from '../../dist/src/shared/threads/messages.js';
 
 const config = validateConfig({ workers: { shards: 1 }, log: { level: 'silent' } });
+// The acceptor's HTTP server needs the native uWS build of this runtime (startGateway loads it the same way).
+loadUws({ maxHeaderBytes: config.server.maxHeaderBytes });
 const log = pino({ level: 'silent' });
 
 function tool(name: string): CatalogTool {

@@ -14,12 +14,22 @@ export const DEFAULTS: GatewayConfig = {
     host: '127.0.0.1',
     port: 8080,
     maxBodyBytes: 1024 * 1024,
+    // An 8 KB JWT plus cookies fits; uWS's own default (4 KiB) answers such clients 431.
+    maxHeaderBytes: 16 * 1024,
     allowedOrigins: null,
     allowedHosts: null,
     retryAfterSeconds: 5,
     exposeErrorDetails: false,
   },
-  workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000, channelRingBytes: 256 * 1024, maxChannelBacklogBytes: 16 * 1024 * 1024 },
+  // 48 MB young generation per worker: what Node 20's V8 sized; Node 24's default (192 MB here) doubled RSS after load (ADR-0001).
+  workers: {
+    shards: 0,
+    acceptors: 1,
+    maxPendingCallsPerShard: 10_000,
+    channelRingBytes: 256 * 1024,
+    maxChannelBacklogBytes: 16 * 1024 * 1024,
+    maxYoungGenerationSizeMb: 48,
+  },
   catalog: {
     source: 'static',
     static: {

@@ -31,6 +31,8 @@ export const ConfigSchema = Type.Object(
         host: Type.String({ minLength: 1, maxLength: 255 }),
         port: Port,
         maxBodyBytes: PositiveInt(256, 64 * 1024 * 1024),
+        /** Largest request header block (uWS 20.57's `UWS_HTTP_MAX_HEADERS_SIZE`, fixed once per process when uWS loads). */
+        maxHeaderBytes: PositiveInt(1024, 1024 * 1024),
         /** `null` = derive from the bind address (loopback defaults), see http-policy.ts. */
         allowedOrigins: Type.Union([StringList, Type.Null()]),
         allowedHosts: Type.Union([StringList, Type.Null()]),
@@ -50,6 +52,8 @@ export const ConfigSchema = Type.Object(
         channelRingBytes: PositiveInt(4096, 256 * 1024 * 1024),
         /** Call bytes an acceptor may queue for one shard beyond its ring before refusing calls (503). */
         maxChannelBacklogBytes: PositiveInt(0, 1024 * 1024 * 1024),
+        /** V8 young generation of each worker thread (`resourceLimits.maxYoungGenerationSizeMb`); `0` = V8's default. */
+        maxYoungGenerationSizeMb: PositiveInt(0, 1024),
       },
       { additionalProperties: false },
     ),
