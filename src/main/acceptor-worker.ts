@@ -60,8 +60,11 @@ parent.on('message', (msg: MainToAcceptor) => {
     case 'metrics-collect':
       void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
       break;
+    case 'drain':
+      acceptor.startDrain();
+      break;
     case 'close':
-      void acceptor.close(msg.graceMs).then(() => {
+      void acceptor.close(msg.deadline).then(() => {
         acceptor.closeChannels();
         send({ type: 'closed' });
         parent.close();

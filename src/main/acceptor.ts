@@ -41,9 +41,12 @@ export class Acceptor {
   private readonly mcp: McpEndpoint;
   private readonly log: Logger;
   private listenSocket: us_listen_socket | null = null;
+  /** With an admin listener (`server.admin.port`), this port serves only `/mcp/*`. */
+  private readonly servesOps: boolean;
 
   constructor(private readonly options: AcceptorOptions) {
     this.log = options.log;
+    this.servesOps = options.config.server.admin.port === null;
     this.mcp = new McpEndpoint({
       config: options.config,
       channels: options.channels,
@@ -75,14 +78,27 @@ export class Acceptor {
     });
   }
 
-  /** Stops accepting connections; resolves once in-flight calls are answered or `graceMs` passed. */
-  async close(graceMs: number): Promise<void> {
+  /** The drain began: every answer from now on carries `Connection: close` (docs/operations.md "Drain sequence"). */
+  startDrain(): void {
+    this.mcp.startDrain();
+  }
+
+  /**
+   * Closes the listener (connections already open are still served), waits
+   * until every open request is answered or `deadline` (epoch ms) passes,
+   * and answers those still open then with `SHUTTING_DOWN`. Resolves with
+   * how many had to be answered so.
+   */
+  async close(deadline: number): Promise<number> {
     if (this.listenSocket !== null) {
       uWS.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    const deadline = Date.now() + graceMs;
-    while (this.mcp.calls.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (this.mcp.openRequests > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    if (this.mcp.openRequests === 0) return 0;
+    const failed = this.mcp.failOpen();
+    this.log.warn({ acceptor: this.options.index, requests: failed }, 'drain deadline passed: open requests answered SHUTTING_DOWN');
+    return failed;
   }
 
   /** Releases the call channels (after {@link close}; the thread is going away). */
@@ -116,6 +132,7 @@ export class Acceptor {
       this.mcp.handle(res, req, path);
       return;
     }
-    if (!serveOps(res, req.getMethod(), path, this.options.health, this.log)) notFound(res);
+    const close = this.mcp.draining;
+    if (!this.servesOps || !serveOps(res, req.getMethod(), path, this.options.health, this.log, close)) notFound(res, close);
   }
 }

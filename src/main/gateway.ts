@@ -46,11 +46,29 @@ export interface Gateway {
   crashShard(index: number): Promise<void>;
   /** Kills extra acceptor thread `index` (≥ 1) as a crash would (it is restarted); drills and tests. */
   crashAcceptor(index: number): Promise<void>;
-  close(graceMs?: number): Promise<void>;
+  /**
+   * The drain a rollout needs (SIGTERM; docs/operations.md "Drain sequence"):
+   * readiness 503 on every listener at once and `Connection: close` on every
+   * answer, traffic still served for `server.drainDelayMs`, then the traffic
+   * listeners close and open requests get `server.drainTimeoutMs`; those
+   * still open then are answered `SHUTTING_DOWN`; then every thread stops.
+   * Idempotent, and shares its promise with {@link close}.
+   */
+  drain(): Promise<void>;
+  /**
+   * The same without the delay: listeners close at once, open requests get
+   * `timeoutMs` (default `server.drainTimeoutMs`). During a {@link drain} it
+   * ends the delay now and joins it.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 const SCRAPE_TIMEOUT_MS = 2_000;
-const SHARD_STOP_TIMEOUT_MS = 10_000;
+/**
+ * How long a shard may take to close its pools once every acceptor is done
+ * (nothing waits for its calls any more: they were answered or cancelled).
+ */
+const SHARD_STOP_TIMEOUT_MS = 3_000;
 
 /** Starts the gateway; resolves once it listens. Routes answer 503 until their first snapshot. */
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
@@ -64,7 +82,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     registers: [mainRegistry],
   });
   const deps: SupervisorDeps = { log, restarts };
-  const board = new RouteStatusBoard(config.health.readiness, mainRegistry);
+  const board = new RouteStatusBoard(config.health, mainRegistry);
   const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
   let refresh: RefreshThread | null = null;
@@ -138,7 +156,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     port = await acceptor0.listen(config.server.host, config.server.port);
     if (config.server.port === 0 && config.workers.acceptors > 1) {
       // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.
-      await acceptor0.close(0);
+      await acceptor0.close(Date.now());
       port = await acceptor0.listen(config.server.host, port);
     }
     for (let a = 1; a < config.workers.acceptors; a++) {
@@ -152,8 +170,8 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   } catch (err) {
     // A failed start must not leave threads or a listen socket behind.
     closing = true;
-    await acceptor0.close(0);
-    await Promise.all(extraAcceptors.map((a) => a.stop(0)));
+    await acceptor0.close(Date.now());
+    await Promise.all(extraAcceptors.map((a) => a.stop(Date.now())));
     await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
     acceptor0.closeChannels();
     throw err;
@@ -175,6 +193,41 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
 
   let closed: Promise<void> | null = null;
+  /** Ends the drain delay early (close() during a drain). */
+  let endDelay: (() => void) | null = null;
+  /** The drain: one sequence whatever asked for it first (docs/operations.md "Drain sequence"). */
+  const shutdown = (delayMs: number, timeoutMs: number): Promise<void> => {
+    if (closed !== null && delayMs === 0) endDelay?.();
+    closed ??= (async () => {
+      closing = true;
+      // 1. Readiness fails on every listener at once; answers close their connections; traffic is still served.
+      board.startDraining();
+      fanout.stateChanged();
+      fanout.flush();
+      acceptor0.startDrain();
+      for (const a of extraAcceptors) a.drain();
+      log.info({ delayMs, timeoutMs }, 'draining: readiness fails, traffic still served until the listeners close');
+      if (delayMs > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          endDelay = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        endDelay = null;
+      }
+      // 2. Listeners close; open requests get until the deadline, then SHUTTING_DOWN. No new catalog work meanwhile.
+      const deadline = Date.now() + timeoutMs;
+      log.info({ timeoutMs }, 'draining: listeners closed, waiting for open requests');
+      await Promise.all([refresh?.stop(), acceptor0.close(deadline), ...extraAcceptors.map((a) => a.stop(deadline))]);
+      // 3. Nothing waits for a shard's answer any more: shards close their pools.
+      await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
+      acceptor0.closeChannels();
+      log.info('gateway closed');
+    })();
+    return closed;
+  };
   return {
     host: config.server.host,
     port,
@@ -185,16 +238,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     crashRefreshWorker: () => refresh?.kill() ?? Promise.resolve(),
     crashShard: (index: number) => shards[index]?.kill() ?? Promise.resolve(),
     crashAcceptor: (index: number) => extraAcceptors[index - 1]?.kill() ?? Promise.resolve(),
-    close(graceMs = 5_000): Promise<void> {
-      closed ??= (async () => {
-        closing = true;
-        await refresh?.stop();
-        await Promise.all([acceptor0.close(graceMs), ...extraAcceptors.map((a) => a.stop(graceMs))]);
-        await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
-        acceptor0.closeChannels();
-        log.info('gateway closed');
-      })();
-      return closed;
-    },
+    drain: () => shutdown(config.server.drainDelayMs, config.server.drainTimeoutMs),
+    close: (timeoutMs = config.server.drainTimeoutMs) => shutdown(0, timeoutMs),
   };
 }

@@ -17,6 +17,7 @@ import { validRequestId, validSessionId, validTraceparent } from '../shared/prot
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
+import type { Reply } from '../shared/protocol/reply.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
@@ -48,6 +49,18 @@ const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string
   },
 };
 
+/** A request whose body was still arriving at the drain deadline: nothing ran, so it is a retryable refusal. */
+function shuttingDownReply(retryAfterSeconds: number): Reply {
+  return {
+    status: 503,
+    contentType: 'application/json',
+    headers: [['retry-after', String(retryAfterSeconds)]],
+    body: errorResponseForIdText('null', JsonRpcErrorCode.TransportError, 'Service Unavailable: the gateway is shutting down; retry on another replica', {
+      reason: GatewayErrorCode.ShuttingDown,
+    }),
+  };
+}
+
 /** `POST /mcp/{routeKey}` on one acceptor thread. */
 export class McpEndpoint implements RequestSink {
   /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
@@ -59,6 +72,8 @@ export class McpEndpoint implements RequestSink {
   private readonly log: Logger;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
+  /** Set by {@link startDrain}: every answer closes its connection. */
+  draining = false;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
@@ -90,9 +105,11 @@ export class McpEndpoint implements RequestSink {
       protocolVersion: req.getHeader('mcp-protocol-version'),
       contentLength: contentLengthHeader === '' ? -1 : Number(contentLengthHeader),
     };
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     const gate = gateMcpRequest(head, this.policy, this.directory.lookup);
     if (gate.kind === 'reply') {
-      writeReply(res, gate.reply);
+      writeReply(res, gate.reply, this.draining, requestId);
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
@@ -103,8 +120,7 @@ export class McpEndpoint implements RequestSink {
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
     r.sse = gate.wantsSse;
-    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
-    r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    r.requestId = requestId;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
     r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
     r.begin(res, head.contentLength, this.policy.maxBodyBytes);
@@ -112,10 +128,10 @@ export class McpEndpoint implements RequestSink {
 
   onBodyTooLarge(r: McpRequest): void {
     const res = r.res;
-    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true);
+    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true, r.requestId);
     this.record(r.routeKey, 'http', 'too_large', r.startedAt);
     // Not pooled again: uWS may still deliver the rest of this body to the object's handlers.
-    r.state = 'free';
+    this.requests.retire(r);
   }
 
   onAborted(r: McpRequest): void {
@@ -137,7 +153,7 @@ export class McpEndpoint implements RequestSink {
       if (!this.calls.cancel(r.routeKey, r.sessionId, idText)) this.options.onUnmatchedCancel?.(r.routeKey, r.sessionId, idText);
     }
     // onData runs corked (uWS corks a socket while it processes its input), so this is one write.
-    writeReply(res, decision.reply);
+    writeReply(res, decision.reply, this.draining, r.requestId);
     this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
     this.requests.release(r);
   }
@@ -151,12 +167,17 @@ export class McpEndpoint implements RequestSink {
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
     const why = REFUSAL[refusal];
-    writeReply(res, {
-      status: 503,
-      contentType: 'application/json',
-      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
-      body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
-    });
+    writeReply(
+      res,
+      {
+        status: 503,
+        contentType: 'application/json',
+        headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+        body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
+      },
+      this.draining,
+      r.requestId,
+    );
     this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
     this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
     this.requests.release(r);
@@ -165,8 +186,39 @@ export class McpEndpoint implements RequestSink {
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
-    if (outcome === 'cancelled') r.state = 'free';
+    if (outcome === 'cancelled') this.requests.retire(r);
     else this.requests.release(r);
+  }
+
+  /** Requests between their headers and their answer (bodies arriving, calls in flight). */
+  get openRequests(): number {
+    return this.requests.open;
+  }
+
+  /** The drain began: every answer from now on closes its connection (`Connection: close`). */
+  startDrain(): void {
+    this.draining = true;
+    this.calls.draining = true;
+  }
+
+  /**
+   * The drain deadline passed: answers every open request — calls with
+   * `SHUTTING_DOWN` through the dispatcher (which owns their envelope),
+   * requests whose body is still arriving with a 503 (`SHUTTING_DOWN`,
+   * nothing ran, safe to retry). Returns how many were answered.
+   */
+  failOpen(): number {
+    let failed = this.calls.failAll();
+    for (const r of this.requests.liveRequests()) {
+      if (r.state !== 'reading') continue;
+      const res = r.res;
+      const reply = shuttingDownReply(this.policy.retryAfterSeconds);
+      if (res !== null && !r.aborted) res.cork(() => writeReply(res, reply, true, r.requestId));
+      this.record(r.routeKey, 'http', 'shutdown', r.startedAt);
+      this.requests.retire(r);
+      failed++;
+    }
+    return failed;
   }
 
   /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */

@@ -26,6 +26,8 @@ export interface RequestSink {
   onBodyTooLarge(req: McpRequest): void;
   /** The client disconnected. */
   onAborted(req: McpRequest): void;
+  /** The gateway is draining: every answer closes its connection (`Connection: close`). */
+  readonly draining: boolean;
 }
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
@@ -60,6 +62,9 @@ export class McpRequest implements CallRequest {
   stagedRetryAfter: string | null = null;
   stagedBody: Uint8Array | null = null;
   stagedEnd = true;
+  /** Neighbours in the pool's list of live requests (acquired, not released): what a drain deadline walks. */
+  prevLive: McpRequest | null = null;
+  nextLive: McpRequest | null = null;
 
   private body: Buffer = Buffer.allocUnsafe(POOLED_BODY_BYTES);
   private bodyBuf: Buffer = this.body;
@@ -103,14 +108,18 @@ export class McpRequest implements CallRequest {
     const body = this.stagedBody;
     if (res === null || body === null) return;
     if (this.streaming) {
+      // Never `end(body, true)` on a stream: uWS 20.30 writes its `Connection: close` header line into the chunked body.
+      // A stream opened while draining announced `Connection: close` in its head instead (call-dispatcher.ts).
       if (this.stagedEnd) res.end(body);
       else res.write(body);
       return;
     }
     res.writeStatus(statusLine(this.stagedStatus));
     res.writeHeader('content-type', 'application/json');
+    res.writeHeader('x-request-id', this.requestId);
     if (this.stagedRetryAfter !== null) res.writeHeader('retry-after', this.stagedRetryAfter);
-    res.end(body);
+    // Draining: uWS adds `Connection: close` and closes the connection after this answer.
+    res.end(body, this.sink.draining);
   };
 
   private readonly handleAborted = (): void => {
@@ -141,19 +150,65 @@ export class McpRequest implements CallRequest {
   };
 }
 
-/** Free requests of one acceptor thread; grows to the high-water mark of concurrent requests. */
+/**
+ * Free requests of one acceptor thread; grows to the high-water mark of
+ * concurrent requests. Live requests (acquired, not yet released) are kept
+ * in an intrusive list — two pointer writes each way, no allocation — so a
+ * drain can count them and answer the ones its deadline finds.
+ */
 export class RequestPool {
   private readonly free: McpRequest[] = [];
+  private live: McpRequest | null = null;
+  private liveCount = 0;
 
   constructor(private readonly sink: RequestSink) {}
 
+  /** Requests acquired and not yet released or retired. */
+  get open(): number {
+    return this.liveCount;
+  }
+
   acquire(): McpRequest {
-    return this.free.pop() ?? new McpRequest(this.sink);
+    const req = this.free.pop() ?? new McpRequest(this.sink);
+    req.prevLive = null;
+    req.nextLive = this.live;
+    if (this.live !== null) this.live.prevLive = req;
+    this.live = req;
+    this.liveCount++;
+    return req;
   }
 
   release(req: McpRequest): void {
     if (req.state === 'free') return;
+    this.unlink(req);
     req.reset();
     this.free.push(req);
+  }
+
+  /**
+   * Ends a request without pooling it again (uWS may still call its
+   * handlers: a body past the limit, a cancelled call's closing connection).
+   */
+  retire(req: McpRequest): void {
+    if (req.state === 'free') return;
+    this.unlink(req);
+    req.state = 'free';
+  }
+
+  /** Live requests now (a copy: the callback may release them). */
+  liveRequests(): McpRequest[] {
+    const out: McpRequest[] = [];
+    for (let r = this.live; r !== null; r = r.nextLive) out.push(r);
+    return out;
+  }
+
+  private unlink(req: McpRequest): void {
+    if (req.prevLive !== null) req.prevLive.nextLive = req.nextLive;
+    else if (this.live === req) this.live = req.nextLive;
+    else return; // not linked (already unlinked)
+    if (req.nextLive !== null) req.nextLive.prevLive = req.prevLive;
+    req.prevLive = null;
+    req.nextLive = null;
+    this.liveCount--;
   }
 }

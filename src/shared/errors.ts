@@ -39,6 +39,8 @@ export const GatewayErrorCode = {
   Internal: 'INTERNAL',
   /** A listener's port cannot be bound (in use by any process, no permission, address not local). */
   ListenFailed: 'LISTEN_FAILED',
+  /** The gateway is draining and the drain deadline passed (a call still running, a body still arriving). */
+  ShuttingDown: 'SHUTTING_DOWN',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

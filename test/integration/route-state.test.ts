@@ -51,7 +51,7 @@ afterEach(async () => {
 function rig(): Rig {
   const registry = new Registry();
   const deps = { log, restarts: new Counter({ name: 'restarts', help: 'x', labelNames: ['kind'] as const, registers: [registry] }) };
-  const board = new RouteStatusBoard('initial-load', registry);
+  const board = new RouteStatusBoard(config.health, registry);
   const topology = new Topology(1, 1, 64 * 1024);
   const shard = new ShardThread(0, config, topology, deps, { onCrash: () => undefined, onRestart: () => undefined });
   const acceptor = new Acceptor({

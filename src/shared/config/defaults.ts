@@ -17,6 +17,9 @@ export const DEFAULTS: GatewayConfig = {
     allowedHosts: null,
     retryAfterSeconds: 5,
     exposeErrorDetails: false,
+    drainDelayMs: 5_000,
+    drainTimeoutMs: 20_000,
+    admin: { host: null, port: null },
   },
   workers: { shards: 0, acceptors: 1, maxPendingCallsPerShard: 10_000, channelRingBytes: 256 * 1024, maxChannelBacklogBytes: 16 * 1024 * 1024 },
   catalog: {
@@ -45,6 +48,7 @@ export const DEFAULTS: GatewayConfig = {
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
-  health: { readiness: 'initial-load' },
-  log: { level: 'info' },
+  health: { readiness: 'initial-load', minUsableRoutes: 1 },
+  log: { level: 'info', accessSampleRatio: 1 },
+  tracing: { otlp: { endpoint: null }, serviceName: 'mcp-route-gateway', sampleRatio: 1 },
 };
