@@ -19,6 +19,7 @@ import { createLogger } from '../shared/log.js';
 import { aggregateMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import { Acceptor } from './acceptor.js';
+import { startAdminListener, type AdminListener } from './admin-listener.js';
 import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
@@ -33,6 +34,8 @@ import { Topology } from './topology.js';
 export interface Gateway {
   readonly host: string;
   readonly port: number;
+  /** The admin listener's port (health, metrics), or null when `server.admin.port` is unset (they are on {@link port}). */
+  readonly adminPort: number | null;
   readonly config: GatewayConfig;
   /** Catalog events (`list-changed`, `initial-load-complete`). */
   readonly events: EventEmitter<CatalogEvents>;
@@ -85,6 +88,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   const board = new RouteStatusBoard(config.health, mainRegistry);
   const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
+  let admin: AdminListener | null = null;
   let refresh: RefreshThread | null = null;
   let closing = false;
 
@@ -102,12 +106,13 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     for (const a of extraAcceptors) if (a !== from) a.post({ type: 'cancel', routeKey, sessionId, idText });
   };
 
+  const health = { readiness: () => board.readiness(), metrics: collectMetrics };
   const acceptor0 = new Acceptor({
     index: 0,
     config,
     channels: topology.acceptorEnds(0),
     log,
-    health: { readiness: () => board.readiness(), metrics: collectMetrics },
+    health,
     onUnmatchedCancel: (routeKey, sessionId, idText) => relayCancel(null, routeKey, sessionId, idText),
   });
   const fanout = new AcceptorFanout(acceptor0);
@@ -167,9 +172,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
       extraAcceptors.push(thread);
       await thread.start();
     }
+    const adminPort = config.server.admin.port;
+    if (adminPort !== null) admin = await startAdminListener({ host: config.server.admin.host ?? config.server.host, port: adminPort, health, log });
   } catch (err) {
     // A failed start must not leave threads or a listen socket behind.
     closing = true;
+    await admin?.close();
     await acceptor0.close(Date.now());
     await Promise.all(extraAcceptors.map((a) => a.stop(Date.now())));
     await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
@@ -180,7 +188,15 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(
-    { host: config.server.host, port, shards: config.workers.shards, acceptors: config.workers.acceptors, source: config.catalog.source },
+    {
+      host: config.server.host,
+      port,
+      adminHost: admin === null ? null : (config.server.admin.host ?? config.server.host),
+      adminPort: admin?.port ?? null,
+      shards: config.workers.shards,
+      acceptors: config.workers.acceptors,
+      source: config.catalog.source,
+    },
     'gateway listening',
   );
 
@@ -224,6 +240,8 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
       // 3. Nothing waits for a shard's answer any more: shards close their pools.
       await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
       acceptor0.closeChannels();
+      // Last: probes and scrapes are answered (readiness 503) for the whole drain.
+      await admin?.close();
       log.info('gateway closed');
     })();
     return closed;
@@ -231,6 +249,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   return {
     host: config.server.host,
     port,
+    adminPort: admin?.port ?? null,
     config,
     events: installer,
     initialLoad: () => initialLoad,
