@@ -13,6 +13,7 @@ import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
+import type { Tracer } from '../shared/tracing/tracer.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
 import { RouteDirectory } from './route-directory.js';
@@ -25,6 +26,8 @@ export interface AcceptorOptions {
   channels: readonly CallChannelEnd[];
   health: HealthSource;
   log: Logger;
+  /** This thread's tracer, or null when tracing is off. */
+  tracer: Tracer | null;
   /**
    * A `notifications/cancelled` that matched no call of this thread: with
    * several acceptor threads the call may live on another one (the main
@@ -53,8 +56,10 @@ export class Acceptor {
       directory: this.directory,
       metrics: this.metrics,
       log: options.log,
+      tracer: options.tracer,
       ...(options.onUnmatchedCancel ? { onUnmatchedCancel: options.onUnmatchedCancel } : {}),
     });
+    this.metrics.watchChannels(() => this.mcp.calls.channelStats(options.index));
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.route(res, req));
   }

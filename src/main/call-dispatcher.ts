@@ -19,6 +19,7 @@
 import assert from 'node:assert';
 import { callOutcomeLabel } from '../shared/calls.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
+import type { ChannelStat } from '../shared/metrics.js';
 import {
   CALL_SLOT_BITS,
   CALL_SLOT_MASK,
@@ -104,6 +105,11 @@ export class CallDispatcher {
 
   private link(end: CallChannelEnd): ShardLink {
     return new ShardLink(end, this.maxBacklogBytes, (buf, offset, length) => this.onFrame(buf, offset, length));
+  }
+
+  /** The call rings toward each shard, as their writers count them (metrics read this at scrape time). */
+  channelStats(acceptor: number): ChannelStat[] {
+    return this.links.map((link, shard) => ({ acceptor, shard, stats: link.writer.stats }));
   }
 
   /** Calls waiting for a shard's answer. */

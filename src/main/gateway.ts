@@ -13,15 +13,18 @@
  * Every worker thread runs under a {@link Supervisor} (one restart policy).
  */
 import type { EventEmitter } from 'node:events';
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { createLogger } from '../shared/log.js';
-import { aggregateMetrics } from '../shared/metrics.js';
+import { aggregateMetrics, registerProcessMetrics } from '../shared/metrics.js';
+import { SERVER_INFO } from '../shared/protocol/mcp.js';
+import { loadTracer } from '../shared/tracing/tracer.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import { Acceptor } from './acceptor.js';
 import { startAdminListener, type AdminListener } from './admin-listener.js';
 import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
+import { uwsPackage } from './build-info.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
 import { assertPortAvailable } from './port-check.js';
 import { RefreshThread } from './refresh-thread.js';
@@ -77,7 +80,9 @@ const SHARD_STOP_TIMEOUT_MS = 3_000;
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   const log = createLogger(config.log.level, { thread: 'main' });
   const mainRegistry = new Registry();
-  collectDefaultMetrics({ register: mainRegistry, prefix: 'mcp_gateway_' });
+  registerProcessMetrics(mainRegistry, { version: SERVER_INFO.version, uws: uwsPackage() });
+  // Acceptor 0's tracer (this thread); each worker thread loads its own. Null unless tracing.otlp.endpoint is set.
+  const tracer = await loadTracer(config.tracing, 'main');
   const restarts = new Counter({
     name: 'mcp_gateway_thread_restarts_total',
     help: 'Worker threads restarted after an unexpected exit, by kind (shard, refresh, acceptor).',
@@ -113,6 +118,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     channels: topology.acceptorEnds(0),
     log,
     health,
+    tracer,
     onUnmatchedCancel: (routeKey, sessionId, idText) => relayCancel(null, routeKey, sessionId, idText),
   });
   const fanout = new AcceptorFanout(acceptor0);
@@ -242,6 +248,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
       acceptor0.closeChannels();
       // Last: probes and scrapes are answered (readiness 503) for the whole drain.
       await admin?.close();
+      await tracer?.shutdown().catch((err: unknown) => log.warn({ err }, 'exporting the last spans failed'));
       log.info('gateway closed');
     })();
     return closed;

@@ -19,6 +19,7 @@ import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import type { Reply } from '../shared/protocol/reply.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
@@ -32,6 +33,8 @@ export interface McpEndpointOptions {
   directory: RouteDirectory;
   metrics: AcceptorMetrics;
   log: Logger;
+  /** Null unless `tracing.otlp.endpoint` is set (then every request past the gate gets a span). */
+  tracer: Tracer | null;
   /** A `notifications/cancelled` that matched no call of this thread (the call may live on another acceptor thread). */
   onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
 }
@@ -48,6 +51,9 @@ const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string
     outcome: 'shard_unavailable',
   },
 };
+
+/** Call outcomes that are not the gateway's failure (a span ends without error status). */
+const CALL_NOT_FAILED = new Set(['ok', 'tool_error', 'cancelled', 'aborted']);
 
 /** A request whose body was still arriving at the drain deadline: nothing ran, so it is a retryable refusal. */
 function shuttingDownReply(retryAfterSeconds: number): Reply {
@@ -70,6 +76,7 @@ export class McpEndpoint implements RequestSink {
   private readonly directory: RouteDirectory;
   private readonly metrics: AcceptorMetrics;
   private readonly log: Logger;
+  private readonly tracer: Tracer | null;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
   /** Set by {@link startDrain}: every answer closes its connection. */
@@ -79,6 +86,7 @@ export class McpEndpoint implements RequestSink {
     this.directory = options.directory;
     this.metrics = options.metrics;
     this.log = options.log;
+    this.tracer = options.tracer;
     this.policy = buildHttpPolicy(options.config.server);
     this.requests = new RequestPool(this);
     this.calls = new CallDispatcher(
@@ -155,6 +163,11 @@ export class McpEndpoint implements RequestSink {
     // onData runs corked (uWS corks a socket while it processes its input), so this is one write.
     writeReply(res, decision.reply, this.draining, r.requestId);
     this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
+    if (this.tracer !== null) {
+      this.tracer
+        .start(methodLabel(decision.method), TraceSpanKind.Server, r.traceparent, this.spanAttributes(r, methodLabel(decision.method)), r.startedAt)
+        .end(decision.reply.status >= 500 ? decision.outcome : undefined);
+    }
     this.requests.release(r);
   }
 
@@ -164,9 +177,17 @@ export class McpEndpoint implements RequestSink {
     r.argumentsJson = call.argumentsJson;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
+    if (this.tracer !== null) {
+      const attributes = this.spanAttributes(r, 'tools/call');
+      attributes['gen_ai.tool.name'] = call.toolName;
+      r.span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, attributes, r.startedAt);
+      // The shard continues this span, and the Tool Service the shard's upstream span.
+      r.traceparent = r.span.traceparent;
+    }
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
     const why = REFUSAL[refusal];
+    r.span?.end(why.code);
     writeReply(
       res,
       {
@@ -185,6 +206,11 @@ export class McpEndpoint implements RequestSink {
 
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    if (r.span !== null) {
+      r.span.setAttribute('mcp_gateway.outcome', outcome);
+      r.span.end(CALL_NOT_FAILED.has(outcome) ? undefined : outcome);
+      r.span = null;
+    }
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
     if (outcome === 'cancelled') this.requests.retire(r);
     else this.requests.release(r);
@@ -219,6 +245,16 @@ export class McpEndpoint implements RequestSink {
       failed++;
     }
     return failed;
+  }
+
+  private spanAttributes(r: McpRequest, method: string): Record<string, string | number | boolean> {
+    return {
+      'mcp.method.name': method,
+      'http.request.method': 'POST',
+      'url.path': `/mcp/${r.routeKey}`,
+      'mcp_gateway.route': r.routeKey,
+      'mcp_gateway.request_id': r.requestId,
+    };
   }
 
   /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */

@@ -12,6 +12,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import type { CallRequest } from '../shared/calls.js';
+import type { TraceSpan } from '../shared/tracing/tracer.js';
 import { statusLine } from '../shared/protocol/reply.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
@@ -62,6 +63,8 @@ export class McpRequest implements CallRequest {
   stagedRetryAfter: string | null = null;
   stagedBody: Uint8Array | null = null;
   stagedEnd = true;
+  /** The acceptor's span of a `tools/call` while tracing is on (mcp-endpoint.ts). */
+  span: TraceSpan | null = null;
   /** Neighbours in the pool's list of live requests (acquired, not released): what a drain deadline walks. */
   prevLive: McpRequest | null = null;
   nextLive: McpRequest | null = null;
@@ -97,6 +100,7 @@ export class McpRequest implements CallRequest {
     this.argumentsJson = '';
     this.stagedBody = null;
     this.nextSameId = null;
+    this.span = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;
     if (this.bodyBuf !== this.body) this.bodyBuf = this.body;

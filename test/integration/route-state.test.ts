@@ -59,6 +59,7 @@ function rig(): Rig {
     config,
     channels: topology.acceptorEnds(0),
     log,
+    tracer: null,
     health: { readiness: () => board.readiness(), metrics: () => Promise.reject(new Error('unused')) },
   });
   const fanout = new AcceptorFanout(acceptor);

@@ -10,9 +10,9 @@ import type { Logger } from '../../shared/log.js';
 import { CallOutcome, type CallRequest } from '../../shared/calls.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
-import type { ShardMetrics } from '../../shared/metrics.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
+import { Observation, type CallObserver } from './call-observer.js';
 import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
 import type { RouteTable } from './route-table.js';
 import { prepareCall } from './tool-call.js';
@@ -50,6 +50,8 @@ class ShardCall implements UpstreamCall, CallRequest {
   cancelled = false;
   minLevel: McpLogLevel = 'info';
   lastProgress = Number.NEGATIVE_INFINITY;
+  /** Timings, upstream cause and spans of the current call (call-observer.ts). */
+  readonly observation = new Observation();
 
   constructor(private readonly executor: CallExecutor) {}
 
@@ -69,7 +71,7 @@ export class CallExecutor {
   constructor(
     private readonly routes: RouteTable,
     private readonly client: ToolServiceClient,
-    private readonly metrics: ShardMetrics,
+    private readonly observer: CallObserver,
     private readonly log: Logger,
     private readonly defaultLogLevel: McpLogLevel,
   ) {}
@@ -91,6 +93,7 @@ export class CallExecutor {
     call.link = link;
     call.cancelled = false;
     link.inflight[callId & CALL_SLOT_MASK] = call;
+    this.observer.received(call);
     try {
       this.start(call);
     } catch (err) {
@@ -124,13 +127,14 @@ export class CallExecutor {
       call.onFrame = null;
       call.onStreamStart = null;
     }
+    this.observer.upstreamStart(call, call.tool);
     this.client.call(call);
   }
 
   /** The upstream call ended. */
   finish(call: ShardCall, result: UpstreamResult): void {
     const service = call.tool.serviceId;
-    this.metrics.recordCall(call.routeKey, service, result.cause);
+    this.observer.upstreamDone(call, result);
     if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
       this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
     }
@@ -166,6 +170,7 @@ export class CallExecutor {
       const slot = call.callId & CALL_SLOT_MASK;
       if (link.inflight[slot] === call) link.inflight[slot] = undefined;
     }
+    this.observer.answered(call, outcome, call.cancelled);
     call.link = null;
     call.onFrame = null;
     call.onStreamStart = null;

@@ -27,6 +27,7 @@ import {
   type FrameSink,
 } from '../../../../src/shared/threads/call-frames.js';
 import { AcceptorLink, CallExecutor } from '../../../../src/workers/shard/call-executor.js';
+import { CallObserver } from '../../../../src/workers/shard/call-observer.js';
 import { RouteTable } from '../../../../src/workers/shard/route-table.js';
 import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
@@ -75,9 +76,9 @@ export interface Harness {
 export class RecordingMetrics extends ShardMetrics {
   readonly recorded: Array<{ serviceId: string; cause: string; callId: number }> = [];
   current = 0;
-  override recordCall(route: string, service: string, cause: string): void {
+  override recordCall(route: string, service: string, cause: string, seconds: number): void {
     this.recorded.push({ serviceId: service, cause, callId: this.current });
-    super.recordCall(route, service, cause);
+    super.recordCall(route, service, cause, seconds);
   }
 }
 
@@ -159,7 +160,8 @@ export async function startHarness(): Promise<Harness> {
   routes.install(ROUTE, snapshot);
   const client = new ToolServiceClient({ connectionsPerService: 4, maxResponseBytes: MAX_RESPONSE_BYTES });
   const metrics = new RecordingMetrics();
-  const executor = new CallExecutor(routes, client, metrics, pino({ level: 'silent' }), 'info');
+  const log = pino({ level: 'silent' });
+  const executor = new CallExecutor(routes, client, new CallObserver(0, metrics, log, null, 0), log, 'info');
   return {
     svc,
     routes,
