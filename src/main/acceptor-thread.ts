@@ -15,8 +15,13 @@ import type { ShardThread } from './shard-thread.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
 import type { Topology } from './topology.js';
 
-/** Beyond the drain deadline: time for the thread to write its last answers and exit before it is terminated. */
-const STOP_MARGIN_MS = 2_000;
+/**
+ * Beyond the drain deadline: time for the thread to write its last answers,
+ * close its connections and exit before it is terminated (terminating a
+ * thread that still has uWS sockets aborts the process: acceptor.ts
+ * `closeIdleConnections`).
+ */
+const STOP_MARGIN_MS = 5_000;
 
 /** What an acceptor thread asks of the main thread. */
 export interface AcceptorThreadHooks {
@@ -96,6 +101,11 @@ export class AcceptorThread {
   /** The drain began: the thread's answers carry `Connection: close` from now on. */
   drain(): void {
     this.post({ type: 'drain' });
+  }
+
+  /** A forced exit: the thread closes every socket at once and exits (bounded: `timeoutMs`, then terminated). */
+  abort(timeoutMs: number): Promise<void> {
+    return this.supervisor.stop({ type: 'abort' } satisfies MainToAcceptor, timeoutMs);
   }
 
   /** Closes the listener, answers open requests until `deadline` (epoch ms, then `SHUTTING_DOWN`), exits. */

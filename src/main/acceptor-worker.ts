@@ -67,6 +67,13 @@ parent.on('message', (msg: MainToAcceptor) => {
     case 'drain':
       acceptor.startDrain();
       break;
+    case 'abort':
+      // Sockets first: a thread must not end with uWS sockets open (acceptor.ts closeIdleConnections).
+      acceptor.abort();
+      acceptor.closeChannels();
+      flushLogs();
+      parent.close();
+      break;
     case 'close':
       void acceptor
         .close(msg.deadline)

@@ -95,15 +95,42 @@ export class Acceptor {
    * how many had to be answered so.
    */
   async close(deadline: number): Promise<number> {
+    this.stopListening();
+    while (this.mcp.openRequests > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    let failed = 0;
+    if (this.mcp.openRequests > 0) {
+      failed = this.mcp.failOpen();
+      this.log.warn({ acceptor: this.options.index, requests: failed }, 'drain deadline passed: open requests answered SHUTTING_DOWN');
+    }
+    this.closeIdleConnections();
+    return failed;
+  }
+
+  /** A forced exit (second signal): every socket closes now, whatever is open on it. */
+  abort(): void {
+    this.stopListening();
+    this.closeIdleConnections();
+  }
+
+  /** Closes the listen socket only: connections already open are still served (and it can listen again). */
+  stopListening(): void {
     if (this.listenSocket !== null) {
       uWS.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    while (this.mcp.openRequests > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    if (this.mcp.openRequests === 0) return 0;
-    const failed = this.mcp.failOpen();
-    this.log.warn({ acceptor: this.options.index, requests: failed }, 'drain deadline passed: open requests answered SHUTTING_DOWN');
-    return failed;
+  }
+
+  /**
+   * Closes the connections left — idle keep-alive ones: every answer of the
+   * drain closed its own — with `App.close()` (in the uWS binaries 20.30 and
+   * 20.57, though missing from 20.30's typings). A worker thread must not
+   * end with uWS sockets open: Node aborts the whole process
+   * ("uv_loop_close() while having open handles"). Without the call a thread
+   * would wait for uWS's HTTP idle timeout (10 s) to close them.
+   */
+  private closeIdleConnections(): void {
+    const app = this.app as TemplatedApp & { close?: () => void };
+    if (typeof app.close === 'function') app.close();
   }
 
   /** Releases the call channels (after {@link close}; the thread is going away). */

@@ -86,7 +86,9 @@ async function main(): Promise<void> {
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) {
       process.stderr.write(`${NAME}: ${signal} received again: exiting without waiting for the drain\n`);
-      exit(1);
+      // Sockets closed first: ending a thread that holds uWS sockets would abort the process instead.
+      void gateway.abort().finally(() => exit(1));
+      return;
     }
     stopping = true;
     process.stderr.write(
@@ -95,7 +97,7 @@ async function main(): Promise<void> {
     );
     const overrun = setTimeout(() => {
       process.stderr.write(`${NAME}: the drain did not finish within ${drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS} ms: exiting\n`);
-      exit(1);
+      void gateway.abort().finally(() => exit(1));
     }, drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS);
     overrun.unref();
     gateway.drain().then(

@@ -62,6 +62,12 @@ export interface Gateway {
    */
   drain(): Promise<void>;
   /**
+   * A forced exit (a second signal): closes every listener and connection
+   * now — open requests are cut — and stops the acceptor threads, so the
+   * process can exit without tearing down a thread that holds sockets.
+   */
+  abort(): Promise<void>;
+  /**
    * The same without the delay: listeners close at once, open requests get
    * `timeoutMs` (default `server.drainTimeoutMs`). During a {@link drain} it
    * ends the delay now and joins it.
@@ -75,6 +81,8 @@ const SCRAPE_TIMEOUT_MS = 2_000;
  * (nothing waits for its calls any more: they were answered or cancelled).
  */
 const SHARD_STOP_TIMEOUT_MS = 3_000;
+/** A forced exit waits this long for the acceptor threads to close their sockets. */
+const ABORT_TIMEOUT_MS = 1_000;
 
 /** Starts the gateway; resolves once it listens. Routes answer 503 until their first snapshot. */
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
@@ -167,7 +175,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     port = await acceptor0.listen(config.server.host, config.server.port);
     if (config.server.port === 0 && config.workers.acceptors > 1) {
       // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.
-      await acceptor0.close(Date.now());
+      acceptor0.stopListening();
       port = await acceptor0.listen(config.server.host, port);
     }
     for (let a = 1; a < config.workers.acceptors; a++) {
@@ -265,6 +273,11 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     crashShard: (index: number) => shards[index]?.kill() ?? Promise.resolve(),
     crashAcceptor: (index: number) => extraAcceptors[index - 1]?.kill() ?? Promise.resolve(),
     drain: () => shutdown(config.server.drainDelayMs, config.server.drainTimeoutMs),
+    abort: async () => {
+      closing = true;
+      acceptor0.abort();
+      await Promise.all(extraAcceptors.map((a) => a.abort(ABORT_TIMEOUT_MS)));
+    },
     close: (timeoutMs = config.server.drainTimeoutMs) => shutdown(0, timeoutMs),
   };
 }

@@ -76,7 +76,7 @@ export class AcceptorMetrics {
   });
   private readonly duration = new Histogram({
     name: 'mcp_gateway_request_duration_seconds',
-    help: 'Time from the end of the request body to the answer being written, by route and method.',
+    help: 'Time from the request head to the answer being written, by route and method.',
     labelNames: ['route', 'method'] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],

@@ -190,14 +190,19 @@ describe('SIGTERM under load (CLI)', () => {
 });
 
 describe('second signal (CLI)', () => {
-  it('a second SIGTERM exits at once (status 1) instead of waiting for the drain', { timeout: 60_000 }, async () => {
+  // Two acceptor threads: ending a thread that still holds uWS sockets aborts the process (SIGABRT), so the forced exit closes them first.
+  it('a second SIGTERM exits at once (status 1) instead of waiting for the drain, with two acceptor threads', { timeout: 60_000 }, async () => {
     svc.hold();
     const gw = await startGatewayProcess({
       MCP_GATEWAY_CATALOG_STATIC_ROUTES: routes(),
+      MCP_GATEWAY_WORKERS_ACCEPTORS: '2',
       MCP_GATEWAY_SERVER_DRAIN_DELAY_MS: '0',
       MCP_GATEWAY_SERVER_DRAIN_TIMEOUT_MS: '120000',
     });
     try {
+      // Idle keep-alive connections on both threads (fresh connections spread over them), still open at the forced exit.
+      const agents = Array.from({ length: 6 }, () => new Agent({ keepAlive: true }));
+      for (const [i, agent] of agents.entries()) expect((await call(gw.port, agent, 'quick', 100 + i)).status).toBe(200);
       const heldBefore = svc.held;
       const pending = call(gw.port, false, 'held', 1).catch((err: Error) => err);
       await waitUntil(() => svc.held > heldBefore, 'the call reached the Tool Service');
@@ -205,7 +210,8 @@ describe('second signal (CLI)', () => {
       await waitUntil(() => gw.stderr().includes('SIGTERM received, draining'), 'the drain started');
       gw.child.kill('SIGTERM');
       const exit = await gw.exited;
-      expect(exit.code).toBe(1);
+      for (const agent of agents) agent.destroy();
+      expect(exit).toMatchObject({ code: 1, signal: null });
       expect(gw.stderr()).toContain('received again: exiting without waiting for the drain');
       // The held call was still held: the exit did not wait for it (nor for the 120 s drain timeout).
       expect(svc.held).toBeGreaterThan(heldBefore);

@@ -132,7 +132,9 @@ export type MainToAcceptor =
   /** The drain began: answers carry `Connection: close` from now on. */
   | { type: 'drain' }
   /** Close the listener; answer open requests until `deadline` (epoch ms), then `SHUTTING_DOWN`; exit. */
-  | { type: 'close'; deadline: number };
+  | { type: 'close'; deadline: number }
+  /** A forced exit: close every socket now and exit. */
+  | { type: 'abort' };
 
 /** Acceptor worker → main. */
 export type AcceptorToMain =
