@@ -14,7 +14,12 @@
  *
  * Usage: node dist/bench/observability-cost.js [--rounds 5] [--seconds 4]
  *   [--connections 16] [--compare /path/to/other/dist/src/main/cli.js]
- *   [--only access|tracing|compare] (the baseline always runs)
+ *   [--only access|tracing|compare|admin] (the baseline always runs)
+ *
+ * `admin`: probes (`/health/ready` every 100 ms, `/metrics` every second,
+ * each on a fresh connection as a kubelet and a scraper do) on the traffic
+ * port (no admin listener) vs the same probes on the admin listener; the
+ * CPU per call includes the probes' own cost in both.
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -42,6 +47,31 @@ interface Variant {
   name: string;
   cli: string;
   config: Record<string, unknown>;
+  /** Probe the health endpoints during the load: on the traffic port, or on an admin port of this number offset. */
+  probes?: 'traffic' | 'admin';
+}
+
+/** Probes like a kubelet and a Prometheus scraper (fresh connection each), until `stop()`. */
+function probeLoop(port: number): { stop(): Promise<void> } {
+  let stopped = false;
+  const get = (path: string): Promise<void> =>
+    fetch(`http://127.0.0.1:${port}${path}`, { headers: { connection: 'close' } }).then(
+      (r) => r.arrayBuffer().then(() => undefined),
+      () => undefined,
+    );
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      await get('/health/ready');
+      if (i % 10 === 0) await get('/metrics');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
 }
 
 /** An OTLP/HTTP sink: accepts every export and discards it (the exporter's cost stays in the gateway). */
@@ -87,30 +117,37 @@ async function main(): Promise<void> {
       { name: 'tracing on, sampled 0', cli: CLI, config: base({ accessSampleRatio: 0 }, { otlp: { endpoint: sink.url }, sampleRatio: 0 }) },
     );
   }
+  if (only === 'admin') {
+    variants.splice(0, 1, { name: 'probes on the traffic port (baseline)', cli: CLI, config: base({ accessSampleRatio: 0 }, null), probes: 'traffic' });
+    variants.push({ name: 'probes on the admin listener', cli: CLI, config: base({ accessSampleRatio: 0 }, null), probes: 'admin' });
+  }
   if (values.compare !== undefined && (only === undefined || only === 'compare')) {
     // The other build may not know the new keys: only what it shares with this one.
     variants.push({ name: `other build (${values.compare})`, cli: values.compare, config: { ...base({}, null), log: { level: 'info' } } });
   }
 
-  const servers: Array<{ v: Variant; server: SpawnedServer; port: number }> = [];
+  const servers: Array<{ v: Variant; server: SpawnedServer; port: number; probePort: number | null }> = [];
   for (const v of variants) {
     const port = await freePort();
+    const adminPort = v.probes === 'admin' ? await freePort() : null;
     const file = join(scratch(), `${servers.length}.json`);
-    writeFileSync(file, JSON.stringify({ ...v.config, server: { ...(v.config['server'] as object), port } }));
-    const server = await spawnServer(process.execPath, [v.cli, '--config', file], `http://127.0.0.1:${port}/health/ready`, { label: `gw${servers.length}`, timeoutMs: 30_000 });
-    servers.push({ v, server, port });
+    writeFileSync(file, JSON.stringify({ ...v.config, server: { ...(v.config['server'] as object), port, ...(adminPort === null ? {} : { admin: { port: adminPort } }) } }));
+    const server = await spawnServer(process.execPath, [v.cli, '--config', file], `http://127.0.0.1:${adminPort ?? port}/health/ready`, { label: `gw${servers.length}`, timeoutMs: 30_000 });
+    servers.push({ v, server, port, probePort: v.probes === undefined ? null : (adminPort ?? port) });
   }
 
   const perCall = new Map<string, number[]>();
   const ratios = new Map<string, number[]>();
   for (let round = 0; round < ROUNDS; round++) {
     const row = new Map<string, number>();
-    for (const { v, server, port } of servers) {
+    for (const { v, server, port, probePort } of servers) {
+      const probes = probePort === null ? null : probeLoop(probePort);
       const r = await measure(
         server.pid,
         { url: `http://127.0.0.1:${port}/mcp/bench`, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: call.mcp, connections: CONNECTIONS, durationSec: SECONDS },
         { warmupSec: round === 0 ? 2 : 0 },
       );
+      await probes?.stop();
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${v.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
       row.set(v.name, r.cpuMicrosPerReq);
       perCall.set(v.name, [...(perCall.get(v.name) ?? []), r.cpuMicrosPerReq]);

@@ -164,9 +164,10 @@ export class McpEndpoint implements RequestSink {
     writeReply(res, decision.reply, this.draining, r.requestId);
     this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
     if (this.tracer !== null) {
-      this.tracer
-        .start(methodLabel(decision.method), TraceSpanKind.Server, r.traceparent, this.spanAttributes(r, methodLabel(decision.method)), r.startedAt)
-        .end(decision.reply.status >= 500 ? decision.outcome : undefined);
+      const method = methodLabel(decision.method);
+      const span = this.tracer.start(method, TraceSpanKind.Server, r.traceparent, r.startedAt);
+      if (span.recording) span.setAttributes(this.spanAttributes(r, method));
+      span.end(decision.reply.status >= 500 ? decision.outcome : undefined);
     }
     this.requests.release(r);
   }
@@ -178,11 +179,15 @@ export class McpEndpoint implements RequestSink {
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
     if (this.tracer !== null) {
-      const attributes = this.spanAttributes(r, 'tools/call');
-      attributes['gen_ai.tool.name'] = call.toolName;
-      r.span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, attributes, r.startedAt);
+      const span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, r.startedAt);
+      if (span.recording) {
+        const attributes = this.spanAttributes(r, 'tools/call');
+        attributes['gen_ai.tool.name'] = call.toolName;
+        span.setAttributes(attributes);
+      }
+      r.span = span;
       // The shard continues this span, and the Tool Service the shard's upstream span.
-      r.traceparent = r.span.traceparent;
+      r.traceparent = span.traceparent;
     }
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
@@ -207,7 +212,7 @@ export class McpEndpoint implements RequestSink {
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
     if (r.span !== null) {
-      r.span.setAttribute('mcp_gateway.outcome', outcome);
+      if (r.span.recording) r.span.setAttribute('mcp_gateway.outcome', outcome);
       r.span.end(CALL_NOT_FAILED.has(outcome) ? undefined : outcome);
       r.span = null;
     }

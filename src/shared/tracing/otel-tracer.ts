@@ -37,14 +37,20 @@ function parentContext(traceparent: string): typeof ROOT_CONTEXT {
 
 class OtelSpan implements TraceSpan {
   readonly traceparent: string;
+  readonly recording: boolean;
 
   constructor(private readonly span: Span) {
     const c = span.spanContext();
-    this.traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+    this.traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1) === 1 ? '01' : '00'}`;
+    this.recording = span.isRecording();
   }
 
   setAttribute(key: string, value: string | number | boolean): void {
     this.span.setAttribute(key, value);
+  }
+
+  setAttributes(attributes: TraceAttributes): void {
+    this.span.setAttributes(attributes);
   }
 
   end(error?: string): void {
@@ -62,17 +68,12 @@ export function createOtelTracer(settings: OtelSettings, thread: string): Tracer
   });
   const tracer = provider.getTracer('mcp-route-gateway', SERVER_INFO.version);
   return {
-    start(name: string, kind: TraceSpanKind, parent: string, attributes: TraceAttributes, startTime?: number): TraceSpan {
-      const span = tracer.startSpan(
-        name,
-        {
-          kind: kind as SpanKind,
-          attributes: { 'thread.name': thread, ...attributes },
-          ...(startTime === undefined ? {} : { startTime: performance.timeOrigin + startTime }),
-        },
-        parentContext(parent),
+    start(name: string, kind: TraceSpanKind, parent: string, startTime?: number): TraceSpan {
+      const span = new OtelSpan(
+        tracer.startSpan(name, startTime === undefined ? { kind: kind as SpanKind } : { kind: kind as SpanKind, startTime: performance.timeOrigin + startTime }, parentContext(parent)),
       );
-      return new OtelSpan(span);
+      if (span.recording) span.setAttribute('thread.name', thread);
+      return span;
     },
     shutdown: () => provider.shutdown(),
   };

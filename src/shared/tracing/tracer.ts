@@ -25,7 +25,10 @@ export type TraceAttributes = Record<string, string | number | boolean>;
 export interface TraceSpan {
   /** `00-<trace id>-<this span's id>-<flags>`: what children and the next hop continue. */
   readonly traceparent: string;
+  /** False when the trace is not sampled: the span records nothing, so callers skip building attributes. */
+  readonly recording: boolean;
   setAttribute(key: string, value: string | number | boolean): void;
+  setAttributes(attributes: TraceAttributes): void;
   /** Ends the span; `error` marks it failed with that description. */
   end(error?: string): void;
 }
@@ -36,9 +39,9 @@ export interface Tracer {
    * Starts a span whose parent is `parent` (a W3C traceparent; `''` starts
    * a new trace, sampled by `tracing.sampleRatio`; a parent's sampled flag
    * is followed). `startTime` is a `performance.now()` value of this thread
-   * (default: now).
+   * (default: now). Attributes go on afterwards, when `recording`.
    */
-  start(name: string, kind: TraceSpanKind, parent: string, attributes: TraceAttributes, startTime?: number): TraceSpan;
+  start(name: string, kind: TraceSpanKind, parent: string, startTime?: number): TraceSpan;
   /** Exports the spans still buffered and stops (the thread is exiting). */
   shutdown(): Promise<void>;
 }

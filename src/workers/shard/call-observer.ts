@@ -74,15 +74,15 @@ export class CallObserver {
     o.cause = '';
     o.service = '';
     o.upstreamSpan = null;
-    o.shardSpan =
-      this.tracer === null
-        ? null
-        : this.tracer.start('shard tools/call', TraceSpanKind.Internal, call.traceparent, {
-            'mcp_gateway.route': call.routeKey,
-            'gen_ai.tool.name': call.toolName,
-            'mcp_gateway.shard': this.shard,
-            'mcp_gateway.request_id': call.requestId,
-          });
+    if (this.tracer === null) {
+      o.shardSpan = null;
+      return;
+    }
+    const span = this.tracer.start('shard tools/call', TraceSpanKind.Internal, call.traceparent);
+    if (span.recording) {
+      span.setAttributes({ 'mcp_gateway.route': call.routeKey, 'gen_ai.tool.name': call.toolName, 'mcp_gateway.shard': this.shard, 'mcp_gateway.request_id': call.requestId });
+    }
+    o.shardSpan = span;
   }
 
   /** The call goes to the Tool Service now (`call.traceparent` becomes the upstream span's when tracing). */
@@ -91,15 +91,19 @@ export class CallObserver {
     o.upstreamAt = performance.now();
     o.service = tool.serviceId;
     if (this.tracer === null || o.shardSpan === null) return;
-    const url = new URL(tool.executionUrl);
-    o.upstreamSpan = this.tracer.start('POST', TraceSpanKind.Client, o.shardSpan.traceparent, {
-      'http.request.method': 'POST',
-      'url.full': tool.executionUrl,
-      'server.address': url.hostname,
-      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-      'mcp_gateway.service': tool.serviceId,
-    });
-    call.traceparent = o.upstreamSpan.traceparent;
+    const span = this.tracer.start('POST', TraceSpanKind.Client, o.shardSpan.traceparent);
+    if (span.recording) {
+      const url = new URL(tool.executionUrl);
+      span.setAttributes({
+        'http.request.method': 'POST',
+        'url.full': tool.executionUrl,
+        'server.address': url.hostname,
+        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        'mcp_gateway.service': tool.serviceId,
+      });
+    }
+    o.upstreamSpan = span;
+    call.traceparent = span.traceparent;
   }
 
   /** The Tool Service call ended (answer, failure, timeout or cancel). */
@@ -108,7 +112,7 @@ export class CallObserver {
     o.cause = result.cause;
     this.metrics.recordCall(call.routeKey, o.service, result.cause, (performance.now() - o.upstreamAt) / 1000);
     if (o.upstreamSpan !== null) {
-      o.upstreamSpan.setAttribute('mcp_gateway.cause', result.cause);
+      if (o.upstreamSpan.recording) o.upstreamSpan.setAttribute('mcp_gateway.cause', result.cause);
       o.upstreamSpan.end(NOT_FAILED.has(result.cause) ? undefined : result.cause);
       o.upstreamSpan = null;
     }
@@ -138,7 +142,7 @@ export class CallObserver {
       );
     }
     if (o.shardSpan !== null) {
-      o.shardSpan.setAttribute('mcp_gateway.outcome', label);
+      if (o.shardSpan.recording) o.shardSpan.setAttribute('mcp_gateway.outcome', label);
       o.shardSpan.end(label === 'internal' || label === 'rejected' ? label : undefined);
       o.shardSpan = null;
     }
