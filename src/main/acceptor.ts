@@ -16,6 +16,7 @@ import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/th
 import type { Tracer } from '../shared/tracing/tracer.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
+import { writeReply } from './reply-writer.js';
 import { RouteDirectory } from './route-directory.js';
 
 /** Construction inputs of an {@link Acceptor}. */
@@ -136,6 +137,7 @@ export class Acceptor {
   /** Releases the call channels (after {@link close}; the thread is going away). */
   closeChannels(): void {
     this.mcp.calls.close();
+    this.mcp.auth.close();
   }
 
   /** The shard died: fail its calls, refuse new ones until {@link shardReplaced}. */
@@ -155,7 +157,7 @@ export class Acceptor {
 
   /** This thread's metrics as JSON, for aggregation on the main thread. */
   metricsJson(): Promise<MetricObjectJson[]> {
-    return this.metrics.registry.getMetricsAsJSON();
+    return this.metrics.toJson();
   }
 
   private route(res: HttpResponse, req: HttpRequest): void {
@@ -165,6 +167,12 @@ export class Acceptor {
       return;
     }
     const close = this.mcp.draining;
+    // RFC 9728 metadata of protected routes (src/main/auth/auth-step.ts): MCP clients need it, so it stays on the traffic port.
+    const metadata = req.getMethod() === 'get' ? this.mcp.auth.metadataReply(path, (k) => this.directory.lookup(k) !== undefined) : null;
+    if (metadata !== null) {
+      writeReply(res, metadata, close);
+      return;
+    }
     if (!this.servesOps || !serveOps(res, req.getMethod(), path, this.options.health, this.log, close)) notFound(res, close);
   }
 }

@@ -12,7 +12,7 @@
  * parser live outside the traffic app. It shares the main thread with
  * acceptor 0; a probe costs that thread tens of microseconds, a scrape the
  * metrics aggregation it costs on the traffic port too
- * (docs/decisions/0011-drain-admin-observability.md has the measurement).
+ * (docs/decisions/0013-drain-admin-observability.md has the measurement).
  *
  * It stays open for the whole drain — readiness says 503 `draining`,
  * liveness 200, metrics keep being scraped — and closes last.

@@ -15,6 +15,7 @@
 import type { EventEmitter } from 'node:events';
 import { Counter, Registry } from 'prom-client';
 import type { GatewayConfig } from '../shared/config/schema.js';
+import { exposureWarnings } from '../shared/auth/exposure.js';
 import { createLogger } from '../shared/log.js';
 import { aggregateMetrics, registerProcessMetrics } from '../shared/metrics.js';
 import { SERVER_INFO } from '../shared/protocol/mcp.js';
@@ -26,6 +27,7 @@ import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
 import { uwsPackage } from './build-info.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
+import { CircuitBoard } from './circuit-board.js';
 import { assertPortAvailable } from './port-check.js';
 import { RefreshThread } from './refresh-thread.js';
 import { RouteStatusBoard } from './route-status.js';
@@ -99,6 +101,8 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
   const deps: SupervisorDeps = { log, restarts };
   const board = new RouteStatusBoard(config.health, mainRegistry);
+  const circuits = new CircuitBoard(config.tools.circuitBreaker.openMs);
+  board.attachCircuits(circuits);
   const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
   let admin: AdminListener | null = null;
@@ -136,7 +140,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     (_, s) =>
       new ShardThread(s, config, topology, deps, {
         // Calls it held are answered at once with an internal error; new calls get 503 until it is back.
+        onCircuit: (index, service, state, at) => {
+          circuits.set(index, service, state, at);
+          fanout.stateChanged();
+        },
         onCrash: (index) => {
+          circuits.forgetShard(index);
           acceptor0.shardDown(index);
           for (const a of extraAcceptors) a.post({ type: 'shard-down', shard: index });
         },
@@ -199,6 +208,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     throw err;
   }
 
+  for (const warning of exposureWarnings(config)) log.warn({ security: true }, warning);
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(

@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerRequest, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
@@ -20,6 +20,8 @@ import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js'
 import type { Reply } from '../shared/protocol/reply.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
 import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
+import { AuthStep, RequestAuth } from './auth/auth-step.js';
+import type { AuthDecision } from './auth/authenticator.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
@@ -81,6 +83,12 @@ export class McpEndpoint implements RequestSink {
   private requestCounter = 0;
   /** Set by {@link startDrain}: every answer closes its connection. */
   draining = false;
+  /** Authentication, authorization, rate limits (src/main/auth, ADR-0011). */
+  readonly auth: AuthStep;
+  /** The auth state of the request being gated; swapped into the pooled request once it is admitted (no allocation). */
+  private scratchAuth = new RequestAuth();
+  private authTickets = 0;
+  private readonly limits: AnswerLimits;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
@@ -88,7 +96,9 @@ export class McpEndpoint implements RequestSink {
     this.log = options.log;
     this.tracer = options.tracer;
     this.policy = buildHttpPolicy(options.config.server);
+    this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
+    this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
     this.calls = new CallDispatcher(
       options.channels,
       options.config.workers.maxPendingCallsPerShard,
@@ -121,6 +131,23 @@ export class McpEndpoint implements RequestSink {
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
+    // ── auth step (src/main/auth/auth-step.ts): before the body is read; a refusal costs no pooled request ──
+    let auth: RequestAuth | null = null;
+    let decision: AuthDecision | null = null;
+    if (this.auth.enabled) {
+      auth = this.scratchAuth;
+      auth.ticket = ++this.authTickets;
+      auth.pending = false;
+      auth.body = null;
+      decision = this.auth.begin(req, gate.routeKey, auth);
+      if (decision.kind === 'deny') {
+        writeReply(res, decision.reply, this.draining, requestId);
+        this.auth.refused(decision, gate.routeKey, requestId, auth);
+        this.record(gate.routeKey, 'http', decision.outcome, startedAt);
+        return;
+      }
+    }
+    // ── end auth step ──
     // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
     const r = this.requests.acquire();
     r.startedAt = startedAt;
@@ -131,7 +158,36 @@ export class McpEndpoint implements RequestSink {
     r.requestId = requestId;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
     r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
+    if (auth !== null) {
+      this.scratchAuth = r.auth ?? new RequestAuth();
+      r.auth = auth;
+      if (decision?.kind === 'pending') {
+        auth.pending = true;
+        const ticket = auth.ticket;
+        void decision.settled.then((d) => this.authSettled(r, auth, ticket, d));
+      }
+    } else if (r.auth !== null) r.auth.policy = null;
     r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+  }
+
+  /** A first-sight token verification finished: go on with the body, or refuse (auth step). */
+  private authSettled(r: McpRequest, auth: RequestAuth, ticket: number, d: AuthDecision): void {
+    // The request may have been aborted (and its object reused) while the token was checked.
+    if (r.auth !== auth || auth.ticket !== ticket || r.state !== 'reading' || r.aborted || r.res === null) return;
+    auth.pending = false;
+    const res = r.res;
+    const body = auth.body;
+    auth.body = null;
+    if (d.kind === 'deny') {
+      // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
+      res.cork(() => writeReply(res, d.reply, body === null || this.draining, r.requestId));
+      this.auth.refused(d, r.routeKey, r.requestId, auth);
+      this.record(r.routeKey, 'http', d.outcome, r.startedAt);
+      if (body !== null) this.requests.release(r);
+      else this.requests.retire(r);
+      return;
+    }
+    if (body !== null) res.cork(() => this.onBody(r, body));
   }
 
   onBodyTooLarge(r: McpRequest): void {
@@ -151,7 +207,13 @@ export class McpEndpoint implements RequestSink {
     const res = r.res;
     const snapshot = r.snapshot;
     if (res === null || snapshot === null || r.aborted) return;
-    const decision = answerRequest(body, snapshot);
+    const auth = r.auth;
+    if (auth !== null && auth.pending) {
+      auth.body = body; // answered once the token is checked (authSettled)
+      return;
+    }
+    // The caller's tools/list is its precomputed variant of the snapshot's template (auth step).
+    const decision = answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
       return;
@@ -176,8 +238,21 @@ export class McpEndpoint implements RequestSink {
     r.idText = call.idText;
     r.toolName = call.toolName;
     r.argumentsJson = call.argumentsJson;
+    r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
+    // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).
+    const auth = r.auth;
+    if (auth !== null && auth.policy !== null) {
+      const denied = this.auth.admitCall(r.routeKey, auth, r.requestId, call.idText, call.toolName);
+      if (denied !== null) {
+        writeReply(res, denied, this.draining, r.requestId);
+        this.record(r.routeKey, 'tools/call', denied.status === 429 ? 'rate_limited' : 'forbidden', r.startedAt);
+        this.requests.release(r);
+        return;
+      }
+    }
+    r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
     if (this.tracer !== null) {
       const span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, r.startedAt);
       if (span.recording) {
@@ -191,6 +266,7 @@ export class McpEndpoint implements RequestSink {
     }
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
+    if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
     const why = REFUSAL[refusal];
     r.span?.end(why.code);
     writeReply(
@@ -216,6 +292,7 @@ export class McpEndpoint implements RequestSink {
       r.span.end(CALL_NOT_FAILED.has(outcome) ? undefined : outcome);
       r.span = null;
     }
+    if (r.auth !== null && r.auth.policy !== null) this.auth.callEnded(r.routeKey, r.auth, r.requestId, r.toolName, outcome);
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
     if (outcome === 'cancelled') this.requests.retire(r);
     else this.requests.release(r);

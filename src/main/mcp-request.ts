@@ -14,6 +14,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { CallRequest } from '../shared/calls.js';
 import type { TraceSpan } from '../shared/tracing/tracer.js';
 import { statusLine } from '../shared/protocol/reply.js';
+import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
 /** Bodies up to this size reuse the pooled object's buffer; larger ones get their own. */
@@ -39,6 +40,8 @@ export class McpRequest implements CallRequest {
   startedAt = 0;
   snapshot: AcceptorSnapshot | null = null;
   shard = 0;
+  /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
+  auth: RequestAuth | null = null;
   // CallRequest: what a tools/call hands its shard.
   routeKey = '';
   toolName = '';
@@ -49,6 +52,10 @@ export class McpRequest implements CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
+  identity = '';
+  /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
+  argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
   callId = 0;
   /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */
@@ -98,6 +105,7 @@ export class McpRequest implements CallRequest {
     this.res = null;
     this.snapshot = null;
     this.argumentsJson = '';
+    this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
     this.span = null;

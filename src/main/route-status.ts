@@ -8,6 +8,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { CatalogSource } from '../shared/catalog/types.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode } from '../shared/errors.js';
+import type { CircuitBoard } from './circuit-board.js';
 
 /**
  * `pending`: never built yet. `ready`: serving the latest catalog.
@@ -53,6 +54,7 @@ export class RouteStatusBoard {
   private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblems: {}, suspect: null, revision: null, source: null };
   private readonly stateGauge: Gauge<'state'>;
   private readonly toolsGauge: Gauge<'route'>;
+  private circuits: CircuitBoard | null = null;
 
   constructor(
     private readonly policy: ReadinessPolicy,
@@ -138,6 +140,11 @@ export class RouteStatusBoard {
     return this.registry;
   }
 
+  /** Shows Tool Service circuits in readiness (set once, at composition). */
+  attachCircuits(circuits: CircuitBoard): void {
+    this.circuits = circuits;
+  }
+
   /** Marks the initial load (every route tried once) as finished. */
   completeInitialLoad(): void {
     this.initialLoadComplete = true;
@@ -193,6 +200,8 @@ export class RouteStatusBoard {
       draining: this.draining,
       registry: this.registry,
       routes,
+      // Open circuits do not make a replica unready: the other services and routes serve.
+      toolServices: this.circuits?.render() ?? {},
     });
     return { status: ready ? 200 : 503, body };
   }

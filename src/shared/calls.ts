@@ -51,4 +51,11 @@ export interface CallRequest {
   logLevel: number;
   /** The client accepts `text/event-stream`: progress and log frames may be streamed. */
   sse: boolean;
+  /**
+   * Who called, for Tool Services whose credential profile opts in to
+   * `forwardIdentity`: JSON `{"sub":…,"claims":{…}}` (only claims some profile
+   * forwards), `''`/absent on open routes or when no profile forwards identity.
+   * Never a token.
+   */
+  identity?: string;
 }

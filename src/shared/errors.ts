@@ -41,6 +41,14 @@ export const GatewayErrorCode = {
   ListenFailed: 'LISTEN_FAILED',
   /** The gateway is draining and the drain deadline passed (a call still running, a body still arriving). */
   ShuttingDown: 'SHUTTING_DOWN',
+  /** A protected route got no credential, or one no provider of its policy accepts (401). */
+  Unauthenticated: 'UNAUTHENTICATED',
+  /** The caller is authenticated but no rule of the route's policy lets it use the route (403). */
+  Forbidden: 'FORBIDDEN',
+  /** A per-caller or per-route rate or concurrency limit is reached (429 + Retry-After). */
+  RateLimited: 'RATE_LIMITED',
+  /** A credential cannot be checked right now: JWKS unreachable, or too many first-sight checks in flight (503). */
+  AuthUnavailable: 'AUTH_UNAVAILABLE',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

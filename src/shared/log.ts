@@ -12,7 +12,7 @@
  * collect until {@link BUFFER_BYTES} or {@link FLUSH_INTERVAL_MS}, whichever
  * comes first. One write per line costs a thread-pool round trip each when
  * lines come one per event-loop turn, as access lines do (17–37 vs 7 µs CPU
- * per line measured; docs/decisions/0011-drain-admin-observability.md).
+ * per line measured; docs/decisions/0013-drain-admin-observability.md).
  * Every destination of the thread is flushed synchronously when the thread
  * exits (normal exit, `process.exit`, or an uncaught exception), and
  * {@link flushLogs} does it on demand (before the CLI calls `process.exit`);

@@ -106,11 +106,20 @@ export class CallObserver {
     call.traceparent = span.traceparent;
   }
 
+  /** The call's Tool Service guard turned it away (`circuit_open`, `bulkhead_full`, `busy`): it was never sent. */
+  refused(call: ObservedCall, service: string, reason: string): void {
+    const o = call.observation;
+    o.service = service;
+    o.cause = reason;
+    this.metrics.recordCall(call.routeKey, service, reason);
+  }
+
   /** The Tool Service call ended (answer, failure, timeout or cancel). */
   upstreamDone(call: ObservedCall, result: UpstreamResult): void {
     const o = call.observation;
     o.cause = result.cause;
-    this.metrics.recordCall(call.routeKey, o.service, result.cause, (performance.now() - o.upstreamAt) / 1000);
+    this.metrics.recordCall(call.routeKey, o.service, result.cause);
+    this.metrics.observeCall(call.routeKey, o.service, (performance.now() - o.upstreamAt) / 1000);
     if (o.upstreamSpan !== null) {
       if (o.upstreamSpan.recording) o.upstreamSpan.setAttribute('mcp_gateway.cause', result.cause);
       o.upstreamSpan.end(NOT_FAILED.has(result.cause) ? undefined : result.cause);

@@ -12,9 +12,11 @@ import { ShardMetrics } from '../../shared/metrics.js';
 import { loadTracer } from '../../shared/tracing/tracer.js';
 import { RingReader, RingWriter } from '../../shared/threads/ring.js';
 import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
-import { AcceptorLink, CallExecutor } from './call-executor.js';
+import { AcceptorLink, CallExecutor, type ShardCall } from './call-executor.js';
 import { CallObserver } from './call-observer.js';
 import { RouteTable } from './route-table.js';
+import { registerGuardMetrics, ServiceGuards } from './service-guards.js';
+import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import { ToolServiceClient } from './upstream.js';
 
 if (parentPort === null) throw new Error('shard-worker must run as a worker thread');
@@ -23,7 +25,14 @@ const data = workerData as ShardWorkerData;
 const { config, shardIndex } = data;
 const log = createLogger(config.log.level, { thread: `shard-${shardIndex}` });
 const metrics = new ShardMetrics();
+// What the gateway presents to Tool Services, by origin (auth.upstream.profiles): headers and TLS (CA, client certificate).
+const credentials = new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`));
 const client = new ToolServiceClient({
+  credentials,
+  originOptions: (origin) => {
+    const tls = credentials.forOrigin(origin)?.tls();
+    return tls ? { tls } : undefined;
+  },
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
   maxQueuedCallsPerService: config.tools.maxQueuedCallsPerService,
@@ -32,10 +41,12 @@ const client = new ToolServiceClient({
   maxResponseHeaderBytes: config.tools.maxResponseHeaderBytes,
 });
 const routes = new RouteTable();
+const guards = new ServiceGuards<ShardCall>(config.tools, (service, state, at) => send({ type: 'circuit', service, state, at }));
 // Before any frame is read (messages from main wait in the port meanwhile): null unless tracing.otlp.endpoint is set.
 const tracer = await loadTracer(config.tracing, `shard-${shardIndex}`);
 const observer = new CallObserver(shardIndex, metrics, log, tracer, config.log.accessSampleRatio);
-const executor = new CallExecutor(routes, client, observer, log, config.streaming.defaultLogLevel);
+const executor = new CallExecutor(routes, client, guards, observer, log, config.streaming.defaultLogLevel);
+registerGuardMetrics(metrics.registry, guards);
 
 /** One link per acceptor thread, index = acceptor index. */
 const links: Array<{ link: AcceptorLink; reader: RingReader; writer: RingWriter }> = [];
@@ -84,7 +95,6 @@ parent.on('message', (msg: MainToShard) => {
       break;
     case 'remove':
       routes.remove(msg.routeKey);
-      metrics.forgetRoute(msg.routeKey);
       break;
     case 'acceptor-channel': {
       const old = links[msg.acceptor];
@@ -97,7 +107,7 @@ parent.on('message', (msg: MainToShard) => {
       break;
     }
     case 'metrics':
-      void metrics.registry.getMetricsAsJSON().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
+      void metrics.toJson().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;
     case 'close':
       // Sent once every acceptor is done (answered or cancelled every call): no call here is awaited any more,

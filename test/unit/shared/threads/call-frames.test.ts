@@ -46,6 +46,7 @@ const request = (over: Partial<CallRequest> = {}): CallRequest => ({
   progressTokenJson: '"tok-✓"',
   logLevel: 3,
   sse: true,
+  identity: '',
   ...over,
 });
 
@@ -54,7 +55,7 @@ const blank = (): CallRequest => request({ routeKey: '', toolName: '', arguments
 describe('call frames', () => {
   it('round-trips every field of a call, UTF-8 included, between other frames', () => {
     const sink = new Sink();
-    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' })];
+    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' }), request({ identity: '{"sub":"김","claims":{"groups":["hr"]}}' })];
     writeCancel(sink, 99);
     cases.forEach((c, i) => expect(writeCall(sink, 1000 + i, c)).toBe(true));
     writeCancel(sink, 7);
