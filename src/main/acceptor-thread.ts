@@ -16,6 +16,14 @@ import { workerResourceLimits } from './worker-limits.js';
 import { Supervisor, type SupervisorDeps } from './supervisor.js';
 import type { Topology } from './topology.js';
 
+/**
+ * Beyond the drain deadline: time for the thread to write its last answers,
+ * close its connections and exit before it is terminated (terminating a
+ * thread that still has uWS sockets aborts the process: acceptor.ts
+ * `closeIdleConnections`).
+ */
+const STOP_MARGIN_MS = 5_000;
+
 /** What an acceptor thread asks of the main thread. */
 export interface AcceptorThreadHooks {
   /** Prometheus text of the whole process (a scrape arrived on this thread). */
@@ -91,9 +99,19 @@ export class AcceptorThread {
     return this.supervisor.kill();
   }
 
-  /** Closes the listener, waits up to `graceMs` for in-flight calls, exits. */
-  stop(graceMs: number): Promise<void> {
-    return this.supervisor.stop({ type: 'close', graceMs } satisfies MainToAcceptor, graceMs + 5_000);
+  /** The drain began: the thread's answers carry `Connection: close` from now on. */
+  drain(): void {
+    this.post({ type: 'drain' });
+  }
+
+  /** A forced exit: the thread closes every socket at once and exits (bounded: `timeoutMs`, then terminated). */
+  abort(timeoutMs: number): Promise<void> {
+    return this.supervisor.stop({ type: 'abort' } satisfies MainToAcceptor, timeoutMs);
+  }
+
+  /** Closes the listener, answers open requests until `deadline` (epoch ms, then `SHUTTING_DOWN`), exits. */
+  stop(deadline: number): Promise<void> {
+    return this.supervisor.stop({ type: 'close', deadline } satisfies MainToAcceptor, Math.max(0, deadline - Date.now()) + STOP_MARGIN_MS);
   }
 
   private onMessage(worker: Worker, msg: AcceptorToMain): void {

@@ -5,7 +5,8 @@
  * scrapes are answered by the main thread, which owns the aggregation.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createLogger } from '../shared/log.js';
+import { createLogger, flushLogs } from '../shared/log.js';
+import { loadTracer } from '../shared/tracing/tracer.js';
 import type { AcceptorToMain, AcceptorWorkerData, MainToAcceptor } from '../shared/threads/messages.js';
 import { Acceptor } from './acceptor.js';
 import { ReplyWaiters } from './reply-waiters.js';
@@ -15,6 +16,8 @@ if (parentPort === null) throw new Error('acceptor-worker must run as a worker t
 const parent = parentPort;
 const data = workerData as AcceptorWorkerData;
 const log = createLogger(data.config.log.level, { thread: `acceptor-${data.acceptorIndex}` });
+// Before listening (main's messages wait in the port meanwhile): null unless tracing.otlp.endpoint is set.
+const tracer = await loadTracer(data.config.tracing, `acceptor-${data.acceptorIndex}`);
 let readiness = { status: 503, body: '{"status":"not_ready"}' };
 const scrapes = new ReplyWaiters<string | null>();
 
@@ -27,6 +30,7 @@ const acceptor = new Acceptor({
   config: data.config,
   channels: data.channels,
   log,
+  tracer,
   onUnmatchedCancel: (routeKey, sessionId, idText) => send({ type: 'cancel', routeKey, sessionId, idText }),
   health: {
     readiness: () => readiness,
@@ -63,12 +67,27 @@ parent.on('message', (msg: MainToAcceptor) => {
     case 'metrics-collect':
       void acceptor.metricsJson().then((metrics) => send({ type: 'metrics', requestId: msg.requestId, metrics }));
       break;
+    case 'drain':
+      acceptor.startDrain();
+      break;
+    case 'abort':
+      // Sockets first: a thread must not end with uWS sockets open (acceptor.ts closeIdleConnections).
+      acceptor.abort();
+      acceptor.closeChannels();
+      flushLogs();
+      parent.close();
+      break;
     case 'close':
-      void acceptor.close(msg.graceMs).then(() => {
-        acceptor.closeChannels();
-        send({ type: 'closed' });
-        parent.close();
-      });
+      void acceptor
+        .close(msg.deadline)
+        .then(() => tracer?.shutdown())
+        .catch((err: unknown) => log.warn({ err }, 'exporting the last spans failed'))
+        .finally(() => {
+          acceptor.closeChannels();
+          flushLogs();
+          send({ type: 'closed' });
+          parent.close();
+        });
       break;
   }
 });

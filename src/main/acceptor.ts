@@ -13,6 +13,7 @@ import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
+import type { Tracer } from '../shared/tracing/tracer.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
 import { writeReply } from './reply-writer.js';
@@ -27,6 +28,8 @@ export interface AcceptorOptions {
   channels: readonly CallChannelEnd[];
   health: HealthSource;
   log: Logger;
+  /** This thread's tracer, or null when tracing is off. */
+  tracer: Tracer | null;
   /**
    * A `notifications/cancelled` that matched no call of this thread: with
    * several acceptor threads the call may live on another one (the main
@@ -43,17 +46,22 @@ export class Acceptor {
   private readonly mcp: McpEndpoint;
   private readonly log: Logger;
   private listenSocket: us_listen_socket | null = null;
+  /** With an admin listener (`server.admin.port`), this port serves only `/mcp/*`. */
+  private readonly servesOps: boolean;
 
   constructor(private readonly options: AcceptorOptions) {
     this.log = options.log;
+    this.servesOps = options.config.server.admin.port === null;
     this.mcp = new McpEndpoint({
       config: options.config,
       channels: options.channels,
       directory: this.directory,
       metrics: this.metrics,
       log: options.log,
+      tracer: options.tracer,
       ...(options.onUnmatchedCancel ? { onUnmatchedCancel: options.onUnmatchedCancel } : {}),
     });
+    this.metrics.watchChannels(() => this.mcp.calls.channelStats(options.index));
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.route(res, req));
   }
@@ -77,14 +85,54 @@ export class Acceptor {
     });
   }
 
-  /** Stops accepting connections; resolves once in-flight calls are answered or `graceMs` passed. */
-  async close(graceMs: number): Promise<void> {
+  /** The drain began: every answer from now on carries `Connection: close` (docs/operations.md "Drain sequence"). */
+  startDrain(): void {
+    this.mcp.startDrain();
+  }
+
+  /**
+   * Closes the listener (connections already open are still served), waits
+   * until every open request is answered or `deadline` (epoch ms) passes,
+   * and answers those still open then with `SHUTTING_DOWN`. Resolves with
+   * how many had to be answered so.
+   */
+  async close(deadline: number): Promise<number> {
+    this.stopListening();
+    while (this.mcp.openRequests > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    let failed = 0;
+    if (this.mcp.openRequests > 0) {
+      failed = this.mcp.failOpen();
+      this.log.warn({ acceptor: this.options.index, requests: failed }, 'drain deadline passed: open requests answered SHUTTING_DOWN');
+    }
+    this.closeIdleConnections();
+    return failed;
+  }
+
+  /** A forced exit (second signal): every socket closes now, whatever is open on it. */
+  abort(): void {
+    this.stopListening();
+    this.closeIdleConnections();
+  }
+
+  /** Closes the listen socket only: connections already open are still served (and it can listen again). */
+  stopListening(): void {
     if (this.listenSocket !== null) {
       uWS.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    const deadline = Date.now() + graceMs;
-    while (this.mcp.calls.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /**
+   * Closes the connections left — idle keep-alive ones: every answer of the
+   * drain closed its own — with `App.close()` (in the uWS binaries 20.30 and
+   * 20.57, though missing from 20.30's typings). A worker thread must not
+   * end with uWS sockets open: Node aborts the whole process
+   * ("uv_loop_close() while having open handles"). Without the call a thread
+   * would wait for uWS's HTTP idle timeout (10 s) to close them.
+   */
+  private closeIdleConnections(): void {
+    const app = this.app as TemplatedApp & { close?: () => void };
+    if (typeof app.close === 'function') app.close();
   }
 
   /** Releases the call channels (after {@link close}; the thread is going away). */
@@ -119,12 +167,13 @@ export class Acceptor {
       this.mcp.handle(res, req, path);
       return;
     }
-    // RFC 9728 metadata of protected routes (src/main/auth/auth-step.ts).
+    const close = this.mcp.draining;
+    // RFC 9728 metadata of protected routes (src/main/auth/auth-step.ts): MCP clients need it, so it stays on the traffic port.
     const metadata = req.getMethod() === 'get' ? this.mcp.auth.metadataReply(path, (k) => this.directory.lookup(k) !== undefined) : null;
     if (metadata !== null) {
-      writeReply(res, metadata);
+      writeReply(res, metadata, close);
       return;
     }
-    if (!serveOps(res, req.getMethod(), path, this.options.health, this.log)) notFound(res);
+    if (!this.servesOps || !serveOps(res, req.getMethod(), path, this.options.health, this.log, close)) notFound(res, close);
   }
 }

@@ -18,7 +18,8 @@
  */
 import assert from 'node:assert';
 import { callOutcomeLabel } from '../shared/calls.js';
-import { JsonRpcErrorCode } from '../shared/errors.js';
+import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
+import type { ChannelStat } from '../shared/metrics.js';
 import {
   CALL_SLOT_BITS,
   CALL_SLOT_MASK,
@@ -46,6 +47,14 @@ export type CallDone = (req: McpRequest, outcome: string) => void;
 const SSE_HEARTBEAT = Buffer.from(': keep-alive\n\n');
 const SHARD_LOST = Buffer.from(
   JSON.stringify({ code: JsonRpcErrorCode.InternalError, message: 'Internal error: the worker running this call stopped; whether the tool ran is unknown' }),
+);
+/** A call still running at the drain deadline: it may have run, so it is not a retryable refusal (docs/contracts/errors.md). */
+const SHUTTING_DOWN = Buffer.from(
+  JSON.stringify({
+    code: JsonRpcErrorCode.InternalError,
+    message: 'Internal error: the gateway shut down (server.drainTimeoutMs passed) before the tool answered; whether the tool ran is unknown',
+    data: { reason: GatewayErrorCode.ShuttingDown },
+  }),
 );
 const MAX_SLOTS = 1 << CALL_SLOT_BITS;
 
@@ -79,6 +88,8 @@ export class CallDispatcher {
   private readonly byIdText = new Map<string, McpRequest>();
   private inFlightCalls = 0;
   private readonly maxSlots: number;
+  /** Set by the drain: streams opened from now on announce `Connection: close`. */
+  draining = false;
 
   constructor(
     channels: readonly CallChannelEnd[],
@@ -94,6 +105,11 @@ export class CallDispatcher {
 
   private link(end: CallChannelEnd): ShardLink {
     return new ShardLink(end, this.maxBacklogBytes, (buf, offset, length) => this.onFrame(buf, offset, length));
+  }
+
+  /** The call rings toward each shard, as their writers count them (metrics read this at scrape time). */
+  channelStats(acceptor: number): ChannelStat[] {
+    return this.links.map((link, shard) => ({ acceptor, shard, stats: link.writer.stats }));
   }
 
   /** Calls waiting for a shard's answer. */
@@ -182,6 +198,22 @@ export class CallDispatcher {
     }
   }
 
+  /**
+   * The drain deadline passed: every call still in flight is answered with
+   * `SHUTTING_DOWN` (never cut silently) and cancelled on its shard, which
+   * aborts the Tool Service request. Returns how many were answered.
+   */
+  failAll(): number {
+    let failed = 0;
+    for (const req of this.slots) {
+      if (req === undefined || req.state !== 'calling') continue;
+      this.sendCancel(req);
+      this.finish(req, true, SHUTTING_DOWN, 200, 'shutdown');
+      failed++;
+    }
+    return failed;
+  }
+
   /** The restarted shard's channel. */
   shardReplaced(shard: number, end: CallChannelEnd): void {
     const old = this.links[shard];
@@ -233,6 +265,9 @@ export class CallDispatcher {
         res.writeStatus('200 OK');
         res.writeHeader('content-type', 'text/event-stream');
         res.writeHeader('cache-control', 'no-cache');
+        res.writeHeader('x-request-id', req.requestId);
+        // Draining: the client closes this connection after the stream (ending a stream with uWS's close flag corrupts it).
+        if (this.draining) res.writeHeader('connection', 'close');
       });
       if (this.heartbeatMs > 0) {
         req.heartbeat = setInterval(() => {

@@ -13,13 +13,16 @@
  * Every worker thread runs under a {@link Supervisor} (one restart policy).
  */
 import type { EventEmitter } from 'node:events';
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { exposureWarnings } from '../shared/auth/exposure.js';
 import { createLogger } from '../shared/log.js';
-import { aggregateMetrics } from '../shared/metrics.js';
+import { aggregateMetrics, registerProcessMetrics } from '../shared/metrics.js';
+import { SERVER_INFO } from '../shared/protocol/mcp.js';
+import { loadTracer } from '../shared/tracing/tracer.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import { Acceptor } from './acceptor.js';
+import { startAdminListener, type AdminListener } from './admin-listener.js';
 import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
@@ -36,6 +39,8 @@ import { loadUws } from './uws.js';
 export interface Gateway {
   readonly host: string;
   readonly port: number;
+  /** The admin listener's port (health, metrics), or null when `server.admin.port` is unset (they are on {@link port}). */
+  readonly adminPort: number | null;
   readonly config: GatewayConfig;
   /** Catalog events (`list-changed`, `initial-load-complete`). */
   readonly events: EventEmitter<CatalogEvents>;
@@ -49,11 +54,37 @@ export interface Gateway {
   crashShard(index: number): Promise<void>;
   /** Kills extra acceptor thread `index` (≥ 1) as a crash would (it is restarted); drills and tests. */
   crashAcceptor(index: number): Promise<void>;
-  close(graceMs?: number): Promise<void>;
+  /**
+   * The drain a rollout needs (SIGTERM; docs/operations.md "Drain sequence"):
+   * readiness 503 on every listener at once and `Connection: close` on every
+   * answer, traffic still served for `server.drainDelayMs`, then the traffic
+   * listeners close and open requests get `server.drainTimeoutMs`; those
+   * still open then are answered `SHUTTING_DOWN`; then every thread stops.
+   * Idempotent, and shares its promise with {@link close}.
+   */
+  drain(): Promise<void>;
+  /**
+   * A forced exit (a second signal): closes every listener and connection
+   * now — open requests are cut — and stops the acceptor threads, so the
+   * process can exit without tearing down a thread that holds sockets.
+   */
+  abort(): Promise<void>;
+  /**
+   * The same without the delay: listeners close at once, open requests get
+   * `timeoutMs` (default `server.drainTimeoutMs`). During a {@link drain} it
+   * ends the delay now and joins it.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 const SCRAPE_TIMEOUT_MS = 2_000;
-const SHARD_STOP_TIMEOUT_MS = 10_000;
+/**
+ * How long a shard may take to close its pools once every acceptor is done
+ * (nothing waits for its calls any more: they were answered or cancelled).
+ */
+const SHARD_STOP_TIMEOUT_MS = 3_000;
+/** A forced exit waits this long for the acceptor threads to close their sockets. */
+const ABORT_TIMEOUT_MS = 1_000;
 
 /** Starts the gateway; resolves once it listens. Routes answer 503 until their first snapshot. */
 export async function startGateway(config: GatewayConfig): Promise<Gateway> {
@@ -61,7 +92,9 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   const uws = loadUws({ maxHeaderBytes: config.server.maxHeaderBytes });
   const log = createLogger(config.log.level, { thread: 'main' });
   const mainRegistry = new Registry();
-  collectDefaultMetrics({ register: mainRegistry, prefix: 'mcp_gateway_' });
+  registerProcessMetrics(mainRegistry, { version: SERVER_INFO.version, uws: uws.release });
+  // Acceptor 0's tracer (this thread); each worker thread loads its own. Null unless tracing.otlp.endpoint is set.
+  const tracer = await loadTracer(config.tracing, 'main');
   const restarts = new Counter({
     name: 'mcp_gateway_thread_restarts_total',
     help: 'Worker threads restarted after an unexpected exit, by kind (shard, refresh, acceptor).',
@@ -69,11 +102,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     registers: [mainRegistry],
   });
   const deps: SupervisorDeps = { log, restarts };
-  const board = new RouteStatusBoard(config.health.readiness, mainRegistry);
+  const board = new RouteStatusBoard(config.health, mainRegistry);
   const circuits = new CircuitBoard(config.tools.circuitBreaker.openMs);
   board.attachCircuits(circuits);
   const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
+  let admin: AdminListener | null = null;
   let refresh: RefreshThread | null = null;
   let closing = false;
 
@@ -91,12 +125,14 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     for (const a of extraAcceptors) if (a !== from) a.post({ type: 'cancel', routeKey, sessionId, idText });
   };
 
+  const health = { readiness: () => board.readiness(), metrics: collectMetrics };
   const acceptor0 = new Acceptor({
     index: 0,
     config,
     channels: topology.acceptorEnds(0),
     log,
-    health: { readiness: () => board.readiness(), metrics: collectMetrics },
+    health,
+    tracer,
     onUnmatchedCancel: (routeKey, sessionId, idText) => relayCancel(null, routeKey, sessionId, idText),
   });
   const fanout = new AcceptorFanout(acceptor0);
@@ -150,7 +186,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     port = await acceptor0.listen(config.server.host, config.server.port);
     if (config.server.port === 0 && config.workers.acceptors > 1) {
       // uWS sets SO_REUSEPORT only when given a port: re-listen on the port the kernel picked so the others can share it.
-      await acceptor0.close(0);
+      acceptor0.stopListening();
       port = await acceptor0.listen(config.server.host, port);
     }
     for (let a = 1; a < config.workers.acceptors; a++) {
@@ -161,11 +197,14 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
       extraAcceptors.push(thread);
       await thread.start();
     }
+    const adminPort = config.server.admin.port;
+    if (adminPort !== null) admin = await startAdminListener({ host: config.server.admin.host ?? config.server.host, port: adminPort, health, log });
   } catch (err) {
     // A failed start must not leave threads or a listen socket behind.
     closing = true;
-    await acceptor0.close(0);
-    await Promise.all(extraAcceptors.map((a) => a.stop(0)));
+    await admin?.close();
+    await acceptor0.close(Date.now());
+    await Promise.all(extraAcceptors.map((a) => a.stop(Date.now())));
     await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
     acceptor0.closeChannels();
     throw err;
@@ -175,7 +214,17 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(
-    { host: config.server.host, port, shards: config.workers.shards, acceptors: config.workers.acceptors, source: config.catalog.source, node: process.version, uws: uws.release },
+    {
+      host: config.server.host,
+      port,
+      adminHost: admin === null ? null : (config.server.admin.host ?? config.server.host),
+      adminPort: admin?.port ?? null,
+      shards: config.workers.shards,
+      acceptors: config.workers.acceptors,
+      source: config.catalog.source,
+      node: process.version,
+      uws: uws.release,
+    },
     'gateway listening',
   );
 
@@ -188,9 +237,48 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
 
   let closed: Promise<void> | null = null;
+  /** Ends the drain delay early (close() during a drain). */
+  let endDelay: (() => void) | null = null;
+  /** The drain: one sequence whatever asked for it first (docs/operations.md "Drain sequence"). */
+  const shutdown = (delayMs: number, timeoutMs: number): Promise<void> => {
+    if (closed !== null && delayMs === 0) endDelay?.();
+    closed ??= (async () => {
+      closing = true;
+      // 1. Readiness fails on every listener at once; answers close their connections; traffic is still served.
+      board.startDraining();
+      fanout.stateChanged();
+      fanout.flush();
+      acceptor0.startDrain();
+      for (const a of extraAcceptors) a.drain();
+      log.info({ delayMs, timeoutMs }, 'draining: readiness fails, traffic still served until the listeners close');
+      if (delayMs > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          endDelay = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        endDelay = null;
+      }
+      // 2. Listeners close; open requests get until the deadline, then SHUTTING_DOWN. No new catalog work meanwhile.
+      const deadline = Date.now() + timeoutMs;
+      log.info({ timeoutMs }, 'draining: listeners closed, waiting for open requests');
+      await Promise.all([refresh?.stop(), acceptor0.close(deadline), ...extraAcceptors.map((a) => a.stop(deadline))]);
+      // 3. Nothing waits for a shard's answer any more: shards close their pools.
+      await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
+      acceptor0.closeChannels();
+      // Last: probes and scrapes are answered (readiness 503) for the whole drain.
+      await admin?.close();
+      await tracer?.shutdown().catch((err: unknown) => log.warn({ err }, 'exporting the last spans failed'));
+      log.info('gateway closed');
+    })();
+    return closed;
+  };
   return {
     host: config.server.host,
     port,
+    adminPort: admin?.port ?? null,
     config,
     events: installer,
     initialLoad: () => initialLoad,
@@ -198,16 +286,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     crashRefreshWorker: () => refresh?.kill() ?? Promise.resolve(),
     crashShard: (index: number) => shards[index]?.kill() ?? Promise.resolve(),
     crashAcceptor: (index: number) => extraAcceptors[index - 1]?.kill() ?? Promise.resolve(),
-    close(graceMs = 5_000): Promise<void> {
-      closed ??= (async () => {
-        closing = true;
-        await refresh?.stop();
-        await Promise.all([acceptor0.close(graceMs), ...extraAcceptors.map((a) => a.stop(graceMs))]);
-        await Promise.all(shards.map((s) => s.stop(SHARD_STOP_TIMEOUT_MS)));
-        acceptor0.closeChannels();
-        log.info('gateway closed');
-      })();
-      return closed;
+    drain: () => shutdown(config.server.drainDelayMs, config.server.drainTimeoutMs),
+    abort: async () => {
+      closing = true;
+      acceptor0.abort();
+      await Promise.all(extraAcceptors.map((a) => a.abort(ABORT_TIMEOUT_MS)));
     },
+    close: (timeoutMs = config.server.drainTimeoutMs) => shutdown(0, timeoutMs),
   };
 }

@@ -17,7 +17,9 @@ import { validRequestId, validSessionId, validTraceparent } from '../shared/prot
 import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
+import type { Reply } from '../shared/protocol/reply.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
 import { AuthStep, RequestAuth } from './auth/auth-step.js';
 import type { AuthDecision } from './auth/authenticator.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
@@ -33,6 +35,8 @@ export interface McpEndpointOptions {
   directory: RouteDirectory;
   metrics: AcceptorMetrics;
   log: Logger;
+  /** Null unless `tracing.otlp.endpoint` is set (then every request past the gate gets a span). */
+  tracer: Tracer | null;
   /** A `notifications/cancelled` that matched no call of this thread (the call may live on another acceptor thread). */
   onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
 }
@@ -50,6 +54,21 @@ const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string
   },
 };
 
+/** Call outcomes that are not the gateway's failure (a span ends without error status). */
+const CALL_NOT_FAILED = new Set(['ok', 'tool_error', 'cancelled', 'aborted']);
+
+/** A request whose body was still arriving at the drain deadline: nothing ran, so it is a retryable refusal. */
+function shuttingDownReply(retryAfterSeconds: number): Reply {
+  return {
+    status: 503,
+    contentType: 'application/json',
+    headers: [['retry-after', String(retryAfterSeconds)]],
+    body: errorResponseForIdText('null', JsonRpcErrorCode.TransportError, 'Service Unavailable: the gateway is shutting down; retry on another replica', {
+      reason: GatewayErrorCode.ShuttingDown,
+    }),
+  };
+}
+
 /** `POST /mcp/{routeKey}` on one acceptor thread. */
 export class McpEndpoint implements RequestSink {
   /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
@@ -59,8 +78,11 @@ export class McpEndpoint implements RequestSink {
   private readonly directory: RouteDirectory;
   private readonly metrics: AcceptorMetrics;
   private readonly log: Logger;
+  private readonly tracer: Tracer | null;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
+  /** Set by {@link startDrain}: every answer closes its connection. */
+  draining = false;
   /** Authentication, authorization, rate limits (src/main/auth, ADR-0011). */
   readonly auth: AuthStep;
   /** The auth state of the request being gated; swapped into the pooled request once it is admitted (no allocation). */
@@ -72,6 +94,7 @@ export class McpEndpoint implements RequestSink {
     this.directory = options.directory;
     this.metrics = options.metrics;
     this.log = options.log;
+    this.tracer = options.tracer;
     this.policy = buildHttpPolicy(options.config.server);
     this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
@@ -100,14 +123,14 @@ export class McpEndpoint implements RequestSink {
       protocolVersion: req.getHeader('mcp-protocol-version'),
       contentLength: contentLengthHeader === '' ? -1 : Number(contentLengthHeader),
     };
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     const gate = gateMcpRequest(head, this.policy, this.directory.lookup);
     if (gate.kind === 'reply') {
-      writeReply(res, gate.reply);
+      writeReply(res, gate.reply, this.draining, requestId);
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
-    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
-    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     // ── auth step (src/main/auth/auth-step.ts): before the body is read; a refusal costs no pooled request ──
     let auth: RequestAuth | null = null;
     let decision: AuthDecision | null = null;
@@ -118,7 +141,7 @@ export class McpEndpoint implements RequestSink {
       auth.body = null;
       decision = this.auth.begin(req, gate.routeKey, auth);
       if (decision.kind === 'deny') {
-        writeReply(res, decision.reply);
+        writeReply(res, decision.reply, this.draining, requestId);
         this.auth.refused(decision, gate.routeKey, requestId, auth);
         this.record(gate.routeKey, 'http', decision.outcome, startedAt);
         return;
@@ -157,11 +180,11 @@ export class McpEndpoint implements RequestSink {
     auth.body = null;
     if (d.kind === 'deny') {
       // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
-      res.cork(() => writeReply(res, d.reply, body === null));
+      res.cork(() => writeReply(res, d.reply, body === null || this.draining, r.requestId));
       this.auth.refused(d, r.routeKey, r.requestId, auth);
       this.record(r.routeKey, 'http', d.outcome, r.startedAt);
       if (body !== null) this.requests.release(r);
-      else r.state = 'free';
+      else this.requests.retire(r);
       return;
     }
     if (body !== null) res.cork(() => this.onBody(r, body));
@@ -169,10 +192,10 @@ export class McpEndpoint implements RequestSink {
 
   onBodyTooLarge(r: McpRequest): void {
     const res = r.res;
-    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true);
+    if (res !== null && !r.aborted) writeReply(res, bodyTooLargeReply(this.policy), true, r.requestId);
     this.record(r.routeKey, 'http', 'too_large', r.startedAt);
     // Not pooled again: uWS may still deliver the rest of this body to the object's handlers.
-    r.state = 'free';
+    this.requests.retire(r);
   }
 
   onAborted(r: McpRequest): void {
@@ -200,8 +223,14 @@ export class McpEndpoint implements RequestSink {
       if (!this.calls.cancel(r.routeKey, r.sessionId, idText)) this.options.onUnmatchedCancel?.(r.routeKey, r.sessionId, idText);
     }
     // onData runs corked (uWS corks a socket while it processes its input), so this is one write.
-    writeReply(res, decision.reply);
+    writeReply(res, decision.reply, this.draining, r.requestId);
     this.record(r.routeKey, methodLabel(decision.method), decision.outcome, r.startedAt);
+    if (this.tracer !== null) {
+      const method = methodLabel(decision.method);
+      const span = this.tracer.start(method, TraceSpanKind.Server, r.traceparent, r.startedAt);
+      if (span.recording) span.setAttributes(this.spanAttributes(r, method));
+      span.end(decision.reply.status >= 500 ? decision.outcome : undefined);
+    }
     this.requests.release(r);
   }
 
@@ -217,23 +246,40 @@ export class McpEndpoint implements RequestSink {
     if (auth !== null && auth.policy !== null) {
       const denied = this.auth.admitCall(r.routeKey, auth, r.requestId, call.idText, call.toolName);
       if (denied !== null) {
-        writeReply(res, denied);
+        writeReply(res, denied, this.draining, r.requestId);
         this.record(r.routeKey, 'tools/call', denied.status === 429 ? 'rate_limited' : 'forbidden', r.startedAt);
         this.requests.release(r);
         return;
       }
     }
     r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
+    if (this.tracer !== null) {
+      const span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, r.startedAt);
+      if (span.recording) {
+        const attributes = this.spanAttributes(r, 'tools/call');
+        attributes['gen_ai.tool.name'] = call.toolName;
+        span.setAttributes(attributes);
+      }
+      r.span = span;
+      // The shard continues this span, and the Tool Service the shard's upstream span.
+      r.traceparent = span.traceparent;
+    }
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
     if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
     const why = REFUSAL[refusal];
-    writeReply(res, {
-      status: 503,
-      contentType: 'application/json',
-      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
-      body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
-    });
+    r.span?.end(why.code);
+    writeReply(
+      res,
+      {
+        status: 503,
+        contentType: 'application/json',
+        headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+        body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
+      },
+      this.draining,
+      r.requestId,
+    );
     this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
     this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
     this.requests.release(r);
@@ -241,10 +287,56 @@ export class McpEndpoint implements RequestSink {
 
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    if (r.span !== null) {
+      if (r.span.recording) r.span.setAttribute('mcp_gateway.outcome', outcome);
+      r.span.end(CALL_NOT_FAILED.has(outcome) ? undefined : outcome);
+      r.span = null;
+    }
     if (r.auth !== null && r.auth.policy !== null) this.auth.callEnded(r.routeKey, r.auth, r.requestId, r.toolName, outcome);
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
-    if (outcome === 'cancelled') r.state = 'free';
+    if (outcome === 'cancelled') this.requests.retire(r);
     else this.requests.release(r);
+  }
+
+  /** Requests between their headers and their answer (bodies arriving, calls in flight). */
+  get openRequests(): number {
+    return this.requests.open;
+  }
+
+  /** The drain began: every answer from now on closes its connection (`Connection: close`). */
+  startDrain(): void {
+    this.draining = true;
+    this.calls.draining = true;
+  }
+
+  /**
+   * The drain deadline passed: answers every open request — calls with
+   * `SHUTTING_DOWN` through the dispatcher (which owns their envelope),
+   * requests whose body is still arriving with a 503 (`SHUTTING_DOWN`,
+   * nothing ran, safe to retry). Returns how many were answered.
+   */
+  failOpen(): number {
+    let failed = this.calls.failAll();
+    for (const r of this.requests.liveRequests()) {
+      if (r.state !== 'reading') continue;
+      const res = r.res;
+      const reply = shuttingDownReply(this.policy.retryAfterSeconds);
+      if (res !== null && !r.aborted) res.cork(() => writeReply(res, reply, true, r.requestId));
+      this.record(r.routeKey, 'http', 'shutdown', r.startedAt);
+      this.requests.retire(r);
+      failed++;
+    }
+    return failed;
+  }
+
+  private spanAttributes(r: McpRequest, method: string): Record<string, string | number | boolean> {
+    return {
+      'mcp.method.name': method,
+      'http.request.method': 'POST',
+      'url.path': `/mcp/${r.routeKey}`,
+      'mcp_gateway.route': r.routeKey,
+      'mcp_gateway.request_id': r.requestId,
+    };
   }
 
   /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */

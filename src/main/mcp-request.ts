@@ -12,6 +12,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import type { CallRequest } from '../shared/calls.js';
+import type { TraceSpan } from '../shared/tracing/tracer.js';
 import { statusLine } from '../shared/protocol/reply.js';
 import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
@@ -27,6 +28,8 @@ export interface RequestSink {
   onBodyTooLarge(req: McpRequest): void;
   /** The client disconnected. */
   onAborted(req: McpRequest): void;
+  /** The gateway is draining: every answer closes its connection (`Connection: close`). */
+  readonly draining: boolean;
 }
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
@@ -67,6 +70,11 @@ export class McpRequest implements CallRequest {
   stagedRetryAfter: string | null = null;
   stagedBody: Uint8Array | null = null;
   stagedEnd = true;
+  /** The acceptor's span of a `tools/call` while tracing is on (mcp-endpoint.ts). */
+  span: TraceSpan | null = null;
+  /** Neighbours in the pool's list of live requests (acquired, not released): what a drain deadline walks. */
+  prevLive: McpRequest | null = null;
+  nextLive: McpRequest | null = null;
 
   private body: Buffer = Buffer.allocUnsafe(POOLED_BODY_BYTES);
   private bodyBuf: Buffer = this.body;
@@ -100,6 +108,7 @@ export class McpRequest implements CallRequest {
     this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
+    this.span = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;
     if (this.bodyBuf !== this.body) this.bodyBuf = this.body;
@@ -111,14 +120,18 @@ export class McpRequest implements CallRequest {
     const body = this.stagedBody;
     if (res === null || body === null) return;
     if (this.streaming) {
+      // Never `end(body, true)` on a stream: uWS 20.30 writes its `Connection: close` header line into the chunked body.
+      // A stream opened while draining announced `Connection: close` in its head instead (call-dispatcher.ts).
       if (this.stagedEnd) res.end(body);
       else res.write(body);
       return;
     }
     res.writeStatus(statusLine(this.stagedStatus));
     res.writeHeader('content-type', 'application/json');
+    res.writeHeader('x-request-id', this.requestId);
     if (this.stagedRetryAfter !== null) res.writeHeader('retry-after', this.stagedRetryAfter);
-    res.end(body);
+    // Draining: uWS adds `Connection: close` and closes the connection after this answer.
+    res.end(body, this.sink.draining);
   };
 
   private readonly handleAborted = (): void => {
@@ -149,19 +162,65 @@ export class McpRequest implements CallRequest {
   };
 }
 
-/** Free requests of one acceptor thread; grows to the high-water mark of concurrent requests. */
+/**
+ * Free requests of one acceptor thread; grows to the high-water mark of
+ * concurrent requests. Live requests (acquired, not yet released) are kept
+ * in an intrusive list — two pointer writes each way, no allocation — so a
+ * drain can count them and answer the ones its deadline finds.
+ */
 export class RequestPool {
   private readonly free: McpRequest[] = [];
+  private live: McpRequest | null = null;
+  private liveCount = 0;
 
   constructor(private readonly sink: RequestSink) {}
 
+  /** Requests acquired and not yet released or retired. */
+  get open(): number {
+    return this.liveCount;
+  }
+
   acquire(): McpRequest {
-    return this.free.pop() ?? new McpRequest(this.sink);
+    const req = this.free.pop() ?? new McpRequest(this.sink);
+    req.prevLive = null;
+    req.nextLive = this.live;
+    if (this.live !== null) this.live.prevLive = req;
+    this.live = req;
+    this.liveCount++;
+    return req;
   }
 
   release(req: McpRequest): void {
     if (req.state === 'free') return;
+    this.unlink(req);
     req.reset();
     this.free.push(req);
+  }
+
+  /**
+   * Ends a request without pooling it again (uWS may still call its
+   * handlers: a body past the limit, a cancelled call's closing connection).
+   */
+  retire(req: McpRequest): void {
+    if (req.state === 'free') return;
+    this.unlink(req);
+    req.state = 'free';
+  }
+
+  /** Live requests now (a copy: the callback may release them). */
+  liveRequests(): McpRequest[] {
+    const out: McpRequest[] = [];
+    for (let r = this.live; r !== null; r = r.nextLive) out.push(r);
+    return out;
+  }
+
+  private unlink(req: McpRequest): void {
+    if (req.prevLive !== null) req.prevLive.nextLive = req.nextLive;
+    else if (this.live === req) this.live = req.nextLive;
+    else return; // not linked (already unlinked)
+    if (req.nextLive !== null) req.nextLive.prevLive = req.prevLive;
+    req.prevLive = null;
+    req.nextLive = null;
+    this.liveCount--;
   }
 }

@@ -54,7 +54,8 @@ export async function assertPortAvailable(target: ListenTarget): Promise<void> {
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
-function listenError(target: ListenTarget, err: NodeJS.ErrnoException): GatewayError {
+/** `GatewayError(LISTEN_FAILED)` naming the key and the cause of a failed bind/listen. */
+export function listenError(target: ListenTarget, err: NodeJS.ErrnoException): GatewayError {
   const { host, port, hostKey, portKey } = target;
   const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const code = err.code ?? 'unknown error';

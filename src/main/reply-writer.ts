@@ -26,11 +26,14 @@ function joined(body: Uint8Array, tail: string): Uint8Array {
 /**
  * Writes the whole reply. Call inside `res.cork()` when not in the
  * synchronous part of a handler. `closeConnection` ends the connection after
- * the answer (a body still arriving past the limit is not read).
+ * the answer (a body still arriving past the limit is not read; a draining
+ * gateway) — uWS then sends `Connection: close`. `requestId`, when given, is
+ * returned as `x-request-id`.
  */
-export function writeReply(res: HttpResponse, reply: Reply, closeConnection = false): void {
+export function writeReply(res: HttpResponse, reply: Reply, closeConnection = false, requestId?: string): void {
   res.writeStatus(statusLine(reply.status));
   if (reply.contentType !== undefined) res.writeHeader('content-type', reply.contentType);
+  if (requestId !== undefined) res.writeHeader('x-request-id', requestId);
   if (reply.headers) for (const [k, v] of reply.headers) res.writeHeader(k, v);
   if (reply.bodyTail !== undefined && typeof reply.body !== 'string') res.end(joined(reply.body, reply.bodyTail), closeConnection);
   else if (reply.bodyTail !== undefined) res.end(reply.body + reply.bodyTail, closeConnection);

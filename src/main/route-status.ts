@@ -43,17 +43,21 @@ export interface RegistryStatus {
   source: CatalogSource | null;
 }
 
+/** The readiness rules: `health.*` of the configuration. */
+export type ReadinessPolicy = GatewayConfig['health'];
+
 /** Holds every route's status and renders readiness. */
 export class RouteStatusBoard {
   private readonly routes = new Map<string, RouteStatus>();
   private initialLoadComplete = false;
+  private draining = false;
   private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblems: {}, suspect: null, revision: null, source: null };
   private readonly stateGauge: Gauge<'state'>;
   private readonly toolsGauge: Gauge<'route'>;
   private circuits: CircuitBoard | null = null;
 
   constructor(
-    private readonly policy: GatewayConfig['health']['readiness'],
+    private readonly policy: ReadinessPolicy,
     registry: Registry,
   ) {
     this.stateGauge = new Gauge({ name: 'mcp_gateway_routes', help: 'Routes by readiness state.', labelNames: ['state'] as const, registers: [registry] });
@@ -146,6 +150,11 @@ export class RouteStatusBoard {
     this.initialLoadComplete = true;
   }
 
+  /** The process is shutting down: readiness is 503 from now on, whatever the routes say (docs/operations.md "Drain sequence"). */
+  startDraining(): void {
+    this.draining = true;
+  }
+
   /** True once every route was tried once. */
   get initialLoadDone(): boolean {
     return this.initialLoadComplete;
@@ -164,20 +173,31 @@ export class RouteStatusBoard {
   /**
    * 503 until the initial load finished; then 200, even when some routes are
    * refused or stale (one bad route must not take every replica out of
-   * service). `all-routes` also wants every route to have a usable snapshot.
+   * service) — as long as at least `health.minUsableRoutes` routes serve a
+   * catalog: a replica whose every route is refused serves nothing and must
+   * not take traffic. `all-routes` also wants every route to have a usable
+   * snapshot. Draining is always 503.
    */
   readiness(): { status: number; body: string } {
     const routes: Record<string, RouteStatus> = {};
-    let allUsable = true;
+    let usable = 0;
     for (const [k, v] of this.routes) {
       routes[k] = v;
-      if (v.revision === null) allUsable = false;
+      if (v.revision !== null) usable++;
     }
-    const ready = this.initialLoadComplete && (this.policy === 'initial-load' || allUsable);
+    const allUsable = usable === this.routes.size;
+    const ready =
+      !this.draining &&
+      this.initialLoadComplete &&
+      usable >= this.policy.minUsableRoutes &&
+      (this.policy.readiness === 'initial-load' || allUsable);
     const body = JSON.stringify({
-      status: ready ? 'ready' : 'not_ready',
-      policy: this.policy,
+      status: ready ? 'ready' : this.draining ? 'draining' : 'not_ready',
+      policy: this.policy.readiness,
+      minUsableRoutes: this.policy.minUsableRoutes,
+      usableRoutes: usable,
       initialLoadComplete: this.initialLoadComplete,
+      draining: this.draining,
       registry: this.registry,
       routes,
       // Open circuits do not make a replica unready: the other services and routes serve.

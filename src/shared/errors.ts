@@ -39,6 +39,8 @@ export const GatewayErrorCode = {
   Internal: 'INTERNAL',
   /** A listener's port cannot be bound (in use by any process, no permission, address not local). */
   ListenFailed: 'LISTEN_FAILED',
+  /** The gateway is draining and the drain deadline passed (a call still running, a body still arriving). */
+  ShuttingDown: 'SHUTTING_DOWN',
   /** A protected route got no credential, or one no provider of its policy accepts (401). */
   Unauthenticated: 'UNAUTHENTICATED',
   /** The caller is authenticated but no rule of the route's policy lets it use the route (403). */

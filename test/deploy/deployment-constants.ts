@@ -1,8 +1,7 @@
 /**
  * Values the Dockerfile, the Kubernetes manifests and their tests must agree
- * on. `ADMIN_PORT` becomes the manifests' `server.admin.port` when the admin
- * listener lands (issue 13); until then the manifests keep the operating
- * endpoints on the traffic port and the image only EXPOSEs it.
+ * on. `ADMIN_PORT` is the manifests' `server.admin.port` (health and metrics)
+ * and the image EXPOSEs it.
  */
 
 /** Port of the admin listener (health, metrics) in the image and the manifests. */
@@ -12,10 +11,10 @@ export const ADMIN_PORT = 9090;
 export const CONFIG_MOUNT_PATH = '/etc/mcp-route-gateway/gateway.yaml';
 
 /**
- * The drain the manifests are sized for, until `server.drainDelayMs` and
- * `server.drainTimeoutMs` exist (then the test reads them from the ConfigMap):
- * readiness fails at once and traffic is still served for the delay, then
- * in-flight calls get the timeout.
+ * The drain the manifests are sized for when the ConfigMap does not set
+ * `server.drainDelayMs` / `server.drainTimeoutMs` (the defaults; the test
+ * reads the ConfigMap's values when it does): readiness fails at once and
+ * traffic is still served for the delay, then in-flight calls get the timeout.
  */
 export const DESIGNED_DRAIN_DELAY_MS = 5_000;
 export const DESIGNED_DRAIN_TIMEOUT_MS = 20_000;

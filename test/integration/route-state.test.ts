@@ -54,7 +54,7 @@ afterEach(async () => {
 function rig(): Rig {
   const registry = new Registry();
   const deps = { log, restarts: new Counter({ name: 'restarts', help: 'x', labelNames: ['kind'] as const, registers: [registry] }) };
-  const board = new RouteStatusBoard('initial-load', registry);
+  const board = new RouteStatusBoard(config.health, registry);
   const topology = new Topology(1, 1, 64 * 1024);
   const shard = new ShardThread(0, config, topology, deps, { onCrash: () => undefined, onRestart: () => undefined, onCircuit: () => undefined });
   const acceptor = new Acceptor({
@@ -62,6 +62,7 @@ function rig(): Rig {
     config,
     channels: topology.acceptorEnds(0),
     log,
+    tracer: null,
     health: { readiness: () => board.readiness(), metrics: () => Promise.reject(new Error('unused')) },
   });
   const fanout = new AcceptorFanout(acceptor);

@@ -20,6 +20,9 @@ export const DEFAULTS: GatewayConfig = {
     allowedHosts: null,
     retryAfterSeconds: 5,
     exposeErrorDetails: false,
+    drainDelayMs: 5_000,
+    drainTimeoutMs: 20_000,
+    admin: { host: null, port: null },
   },
   // 48 MB young generation per worker: what Node 20's V8 sized; Node 24's default (192 MB here) doubled RSS after load (ADR-0001).
   workers: {
@@ -61,7 +64,8 @@ export const DEFAULTS: GatewayConfig = {
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
-  health: { readiness: 'initial-load' },
+  health: { readiness: 'initial-load', minUsableRoutes: 1 },
   auth: AUTH_DEFAULTS,
-  log: { level: 'info' },
+  log: { level: 'info', accessSampleRatio: 1 },
+  tracing: { otlp: { endpoint: null }, serviceName: 'mcp-route-gateway', sampleRatio: 1 },
 };

@@ -22,7 +22,7 @@ const routeKeyRe = new RegExp(ROUTE_KEY_PATTERN);
 const REPLACED_WHOLE = new Set(['catalog.static.routes']);
 
 /** How an environment variable's text becomes a value. */
-type EnvKind = 'integer' | 'number' | 'boolean' | 'string' | 'nullable-string' | 'list' | 'json';
+type EnvKind = 'integer' | 'nullable-integer' | 'number' | 'boolean' | 'string' | 'nullable-string' | 'list' | 'json';
 
 /** One settable leaf of the configuration and its environment variable. */
 export interface ConfigKey {
@@ -59,6 +59,7 @@ function kindOf(node: SchemaNode): EnvKind {
   if (node.type === 'boolean') return 'boolean';
   if (node.type === 'array' || node.anyOf?.some((n) => n.type === 'array')) return 'list';
   if (node.type === 'object') return 'json';
+  if (node.anyOf?.some((n) => n.type === 'null') && node.anyOf.some((n) => n.type === 'integer')) return 'nullable-integer';
   if (node.anyOf?.some((n) => n.type === 'null')) return 'nullable-string';
   return 'string';
 }
@@ -182,6 +183,9 @@ function envOverrides(input: LoadConfigInput, problems: string[]): Record<string
 
 function parseEnvValue(name: string, kind: EnvKind, raw: string, problems: string[]): unknown {
   switch (kind) {
+    case 'nullable-integer':
+      if (raw.trim() === '') return null;
+      return parseEnvValue(name, 'integer', raw, problems);
     case 'integer': {
       if (!/^-?\d+$/.test(raw.trim())) {
         problems.push(`${name}: must be an integer, got ${JSON.stringify(raw)}`);
@@ -275,6 +279,12 @@ function semanticProblems(config: GatewayConfig): string[] {
     else if (normaliseOrigin(config.catalog.portal.url) === null) problems.push('catalog.portal.url: must be an absolute http(s) URL');
   }
   if (config.redis.url !== null && !/^rediss?:\/\//.test(config.redis.url)) problems.push('redis.url: must start with redis:// or rediss://');
+  const admin = config.server.admin;
+  if (admin.port !== null && admin.port !== 0 && admin.port === config.server.port) {
+    problems.push('server.admin.port: must differ from server.port (unset it to serve health and metrics on the traffic port)');
+  }
+  const otlp = config.tracing.otlp.endpoint;
+  if (otlp !== null && normaliseOrigin(otlp) === null) problems.push('tracing.otlp.endpoint: must be an absolute http(s) URL');
   for (const [routeKey, entries] of Object.entries(config.catalog.static.routes)) {
     const at = `catalog.static.routes.${routeKey}`;
     if (!routeKeyRe.test(routeKey)) problems.push(`${at}: route key must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`);

@@ -39,6 +39,19 @@ export const ConfigSchema = Type.Object(
         retryAfterSeconds: PositiveInt(1, 3600),
         /** Client-facing refusals carry internal details (addresses, upstream errors); development only. */
         exposeErrorDetails: Type.Boolean(),
+        /** After SIGTERM: readiness fails at once, traffic is still served this long, then the listeners close (docs/operations.md "Drain sequence"). */
+        drainDelayMs: PositiveInt(0, 600_000),
+        /** After the listeners closed: how long in-flight calls may still run before they are answered with an error. */
+        drainTimeoutMs: PositiveInt(0, 3_600_000),
+        /** The admin listener (health, metrics); `port: null` serves them on the traffic port. */
+        admin: Type.Object(
+          {
+            /** `null` = `server.host`. */
+            host: Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()]),
+            port: Type.Union([Port, Type.Null()]),
+          },
+          { additionalProperties: false },
+        ),
       },
       { additionalProperties: false },
     ),
@@ -153,7 +166,11 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     health: Type.Object(
-      { readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]) },
+      {
+        readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]),
+        /** Ready only with at least this many routes serving a catalog (ready or stale); 0 = no such floor. */
+        minUsableRoutes: Type.Integer({ minimum: 0, maximum: 1_000_000 }),
+      },
       { additionalProperties: false },
     ),
     /** Inbound authentication, per-route policies and rate limits, upstream credentials (src/shared/auth/config-schema.ts). */
@@ -169,6 +186,23 @@ export const ConfigSchema = Type.Object(
           Type.Literal('trace'),
           Type.Literal('silent'),
         ]),
+        /** Share of `tools/call` that get an access log line (0 = none, 1 = every call). */
+        accessSampleRatio: Type.Number({ minimum: 0, maximum: 1 }),
+      },
+      { additionalProperties: false },
+    ),
+    tracing: Type.Object(
+      {
+        otlp: Type.Object(
+          {
+            /** OTLP/HTTP traces URL (`…/v1/traces`); `null` = tracing off (no SDK loaded). */
+            endpoint: Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()]),
+          },
+          { additionalProperties: false },
+        ),
+        serviceName: Type.String({ minLength: 1, maxLength: 256 }),
+        /** Share of new traces (requests without a sampled parent) that are recorded; a parent's decision is kept. */
+        sampleRatio: Type.Number({ minimum: 0, maximum: 1 }),
       },
       { additionalProperties: false },
     ),

@@ -131,7 +131,12 @@ export type MainToAcceptor =
   | { type: 'shard-down'; shard: number }
   /** The restarted shard's end of a new call channel. */
   | { type: 'shard-channel'; shard: number; channel: CallChannelEnd }
-  | { type: 'close'; graceMs: number };
+  /** The drain began: answers carry `Connection: close` from now on. */
+  | { type: 'drain' }
+  /** Close the listener; answer open requests until `deadline` (epoch ms), then `SHUTTING_DOWN`; exit. */
+  | { type: 'close'; deadline: number }
+  /** A forced exit: close every socket now and exit. */
+  | { type: 'abort' };
 
 /** Acceptor worker → main. */
 export type AcceptorToMain =

@@ -113,7 +113,7 @@ async function loop(): Promise<void> {
     cycles.inc({ registry: report.registry });
     log.debug({ report }, 'refresh cycle finished');
   } catch (err) {
-    log.error({ err: String(err) }, 'refresh cycle crashed; the next cycle runs on schedule');
+    log.error({ err }, 'refresh cycle crashed; the next cycle runs on schedule');
   } finally {
     end();
   }

@@ -10,9 +10,9 @@ import type { Logger } from '../../shared/log.js';
 import { CallOutcome, type CallRequest } from '../../shared/calls.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
-import type { ShardMetrics } from '../../shared/metrics.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
+import { Observation, type CallObserver } from './call-observer.js';
 import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
 import type { RouteTable } from './route-table.js';
 import { prepareCall } from './tool-call.js';
@@ -58,6 +58,8 @@ export class ShardCall implements UpstreamCall, CallRequest {
   permit: Permit | null = null;
   /** Waiting for a slot of its Tool Service's bulkhead (bounded by the tool's timeout). */
   queueTimer: NodeJS.Timeout | null = null;
+  /** Timings, upstream cause and spans of the current call (call-observer.ts). */
+  readonly observation = new Observation();
 
   constructor(private readonly executor: CallExecutor) {}
 
@@ -79,7 +81,7 @@ export class CallExecutor {
     private readonly routes: RouteTable,
     private readonly client: ToolServiceClient,
     private readonly guards: ServiceGuards<ShardCall>,
-    private readonly metrics: ShardMetrics,
+    private readonly observer: CallObserver,
     private readonly log: Logger,
     private readonly defaultLogLevel: McpLogLevel,
   ) {}
@@ -98,6 +100,7 @@ export class CallExecutor {
     call.link = link;
     call.cancelled = false;
     link.inflight[callId & CALL_SLOT_MASK] = call;
+    this.observer.received(call);
     try {
       this.start(call);
     } catch (err) {
@@ -127,7 +130,7 @@ export class CallExecutor {
   queueTimedOut(call: ShardCall): void {
     call.queueTimer = null;
     if (!this.guards.cancel(call.tool.serviceId, call)) return;
-    this.metrics.recordCall(call.routeKey, call.tool.serviceId, 'busy');
+    this.observer.refused(call, call.tool.serviceId, 'busy');
     const message = `Tool Service "${call.tool.serviceId}" is at capacity: no free slot within the tool's ${call.tool.timeoutMs} ms (tools.bulkhead.maxConcurrentPerService); the tool was not called`;
     this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, toolError(message).json);
   }
@@ -151,6 +154,7 @@ export class CallExecutor {
     const admission = this.guards.admit(call.tool.serviceId, call);
     if (admission.kind === 'run') {
       call.permit = admission.permit;
+      this.observer.upstreamStart(call, call.tool);
       this.client.call(call);
     } else if (admission.kind === 'queued') call.queueTimer = setTimeout(call.queueTimedOut, call.tool.timeoutMs);
     else this.refuse(call, admission);
@@ -159,7 +163,7 @@ export class CallExecutor {
   /** The bulkhead is full or the circuit open: a tool error that says when to retry; the Tool Service is not called. */
   private refuse(call: ShardCall, refusal: GuardRefusal): void {
     const service = call.tool.serviceId;
-    this.metrics.recordCall(call.routeKey, service, refusal.reason);
+    this.observer.refused(call, service, refusal.reason);
     const retry = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
     const message =
       refusal.reason === 'circuit_open'
@@ -174,6 +178,7 @@ export class CallExecutor {
       if (waiter.queueTimer !== null) clearTimeout(waiter.queueTimer);
       waiter.queueTimer = null;
       waiter.permit = permit;
+      this.observer.upstreamStart(waiter, waiter.tool);
       this.client.call(waiter);
     }
     for (const { waiter, ...refusal } of handoff.refuse) {
@@ -188,7 +193,7 @@ export class CallExecutor {
     const service = call.tool.serviceId;
     const permit = call.permit;
     call.permit = null;
-    this.metrics.recordCall(call.routeKey, service, result.cause);
+    this.observer.upstreamDone(call, result);
     if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
       this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
     }
@@ -225,6 +230,7 @@ export class CallExecutor {
       const slot = call.callId & CALL_SLOT_MASK;
       if (link.inflight[slot] === call) link.inflight[slot] = undefined;
     }
+    this.observer.answered(call, outcome, call.cancelled);
     call.link = null;
     call.onFrame = null;
     call.onStreamStart = null;

@@ -7,11 +7,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger, flushLogs } from '../../shared/log.js';
 import { ShardMetrics } from '../../shared/metrics.js';
+import { loadTracer } from '../../shared/tracing/tracer.js';
 import { RingReader, RingWriter } from '../../shared/threads/ring.js';
 import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
 import { AcceptorLink, CallExecutor, type ShardCall } from './call-executor.js';
+import { CallObserver } from './call-observer.js';
 import { RouteTable } from './route-table.js';
 import { registerGuardMetrics, ServiceGuards } from './service-guards.js';
 import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
@@ -40,11 +42,19 @@ const client = new ToolServiceClient({
 });
 const routes = new RouteTable();
 const guards = new ServiceGuards<ShardCall>(config.tools, (service, state, at) => send({ type: 'circuit', service, state, at }));
-const executor = new CallExecutor(routes, client, guards, metrics, log, config.streaming.defaultLogLevel);
+// Before any frame is read (messages from main wait in the port meanwhile): null unless tracing.otlp.endpoint is set.
+const tracer = await loadTracer(config.tracing, `shard-${shardIndex}`);
+const observer = new CallObserver(shardIndex, metrics, log, tracer, config.log.accessSampleRatio);
+const executor = new CallExecutor(routes, client, guards, observer, log, config.streaming.defaultLogLevel);
 registerGuardMetrics(metrics.registry, guards);
 
 /** One link per acceptor thread, index = acceptor index. */
 const links: Array<{ link: AcceptorLink; reader: RingReader; writer: RingWriter }> = [];
+metrics.watch(
+  shardIndex,
+  () => observer.inFlight,
+  () => links.map((l, acceptor) => ({ acceptor, shard: shardIndex, stats: l.writer.stats })),
+);
 
 function connect(acceptor: number, end: CallChannelEnd): void {
   // Answers are never refused: their calls already ran; the in-flight bound and tools.maxResponseBytes bound them.
@@ -100,15 +110,19 @@ parent.on('message', (msg: MainToShard) => {
       void metrics.toJson().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;
     case 'close':
-      void client
-        .close()
-        // Answers of the last calls may still wait for ring space: let the acceptors take them before closing.
-        .then(() => backlogsDrained(2_000))
+      // Sent once every acceptor is done (answered or cancelled every call): no call here is awaited any more,
+      // so the pools are destroyed, not drained — a hung Tool Service cannot hold the exit.
+      client.destroy();
+      // Answers of the last calls may still wait for ring space: let acceptor 0 (still reading) take them.
+      void backlogsDrained(2_000)
+        .then(() => tracer?.shutdown())
+        .catch((err: unknown) => log.warn({ err }, 'exporting the last spans failed'))
         .finally(() => {
           for (const l of links) {
             l.reader.close();
             l.writer.close();
           }
+          flushLogs();
           send({ type: 'closed' });
           parent.close();
         });

@@ -55,6 +55,23 @@ describe('environment overrides', () => {
     ]);
   });
 
+  it('reads a nullable integer (server.admin.port): a number, empty for null, anything else refused naming the variable', () => {
+    expect(fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: '9090' }).server.admin.port).toBe(9090);
+    expect(fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: '' }).server.admin.port).toBeNull();
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: 'tcp://10.0.0.1' }))).toEqual([
+      'MCP_GATEWAY_SERVER_ADMIN_PORT: must be an integer, got "tcp://10.0.0.1"',
+    ]);
+  });
+
+  it('refuses an admin port equal to the traffic port, and a tracing endpoint that is not an http(s) URL', () => {
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '9000', MCP_GATEWAY_SERVER_ADMIN_PORT: '9000' }))).toEqual([
+      'server.admin.port: must differ from server.port (unset it to serve health and metrics on the traffic port)',
+    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_TRACING_OTLP_ENDPOINT: 'grpc://collector:4317' }))).toEqual([
+      'tracing.otlp.endpoint: must be an absolute http(s) URL',
+    ]);
+  });
+
   it('checks the range of an integer from the environment against the key', () => {
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '-1' }))).toEqual(['server.port: must be >= 0']);
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: '0' }))).toEqual(['workers.acceptors: must be >= 1']);
@@ -191,6 +208,10 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'redis.url': ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
   'redis.namespace': ['tenant-a:prod', 'tenant-a:prod'],
   'workers.channelRingBytes': ['131072', 131072],
+  'server.admin.host': ['0.0.0.0', '0.0.0.0'],
+  'server.admin.port': [' 9090 ', 9090],
+  'tracing.otlp.endpoint': ['http://127.0.0.1:4318/v1/traces', 'http://127.0.0.1:4318/v1/traces'],
+  'tracing.serviceName': ['gateway-eu', 'gateway-eu'],
   'auth.resourceBaseUrl': ['https://mcp.example.com', 'https://mcp.example.com'],
   'auth.providers': ['{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}', { k: { type: 'apiKeys', header: 'x-api-key', keyHashesFile: '/k' } }],
   'auth.policies': ['{"p":{"providers":["k"],"rules":[{"when":{},"tools":["*"]}]}}', { p: { providers: ['k'], rules: [{ when: {}, tools: ['*'] }] } }, { MCP_GATEWAY_AUTH_PROVIDERS: '{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}' }],

@@ -27,6 +27,7 @@ import {
   type FrameSink,
 } from '../../../../src/shared/threads/call-frames.js';
 import { AcceptorLink, CallExecutor, type ShardCall } from '../../../../src/workers/shard/call-executor.js';
+import { CallObserver } from '../../../../src/workers/shard/call-observer.js';
 import { ServiceGuards } from '../../../../src/workers/shard/service-guards.js';
 import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
 import { RouteTable } from '../../../../src/workers/shard/route-table.js';
@@ -162,7 +163,8 @@ export async function startHarness(): Promise<Harness> {
   const client = new ToolServiceClient({ connectionsPerService: 4, maxResponseBytes: MAX_RESPONSE_BYTES });
   const metrics = new RecordingMetrics();
   const guards = new ServiceGuards<ShardCall>(DEFAULTS.tools, () => undefined);
-  const executor = new CallExecutor(routes, client, guards, metrics, pino({ level: 'silent' }), 'info');
+  const log = pino({ level: 'silent' });
+  const executor = new CallExecutor(routes, client, guards, new CallObserver(0, metrics, log, null, 0), log, 'info');
   return {
     svc,
     routes,
