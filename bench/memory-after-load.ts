@@ -2,7 +2,7 @@
  * Memory after load, per runtime (ADR-0001, issue "Node 24 memory"):
  *
  *   node dist/bench/memory-after-load.js [--duration 30] [--repeats 1] [--node /path/to/node …]
- *                                        [--node-flags="--max-semi-space-size=16"]
+ *                                        [--young 48,0] [--node-flags="--max-semi-space-size=16"]
  *
  * For each runtime (default: the machine's Node, then Node 24 + uWS 20.57 from
  * bench/runtimes.ts), in one run: starts the echo Tool Service and the
@@ -18,8 +18,9 @@
  * `--repeats N` the runtimes alternate (A B A B …) and a last line gives each
  * runtime's median RSS growth and its ratio to the first runtime's.
  *
- * `--node-flags` are passed to the gateway's Node (and so to its worker
- * threads): the way to try V8 heap settings. The machine is shared: compare
+ * `--young` runs each runtime once per `workers.maxYoungGenerationSizeMb`
+ * value (0 = V8's default; without it, the gateway's default). `--node-flags`
+ * are passed to the gateway's Node (and so to its worker threads). The machine is shared: compare
  * runtimes within one run, not across runs.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -40,10 +41,13 @@ const { values } = parseArgs({
     routes: { type: 'string', default: '10' },
     repeats: { type: 'string', default: '1' },
     rate: { type: 'string', default: '1000' },
+    young: { type: 'string', default: '' },
   },
 });
 const REPEATS = Number(values.repeats);
 const RATE = Number(values.rate);
+const YOUNG: Array<number | null> = values.young === '' ? [null] : (values.young ?? '').split(',').map(Number);
+if (YOUNG.some((y) => y !== null && (!Number.isInteger(y) || y < 0))) throw new Error(`--young: comma-separated integers ≥ 0, got ${values.young}`);
 if (!Number.isInteger(RATE) || RATE <= 0) throw new Error(`--rate: not a positive integer: ${values.rate}`);
 if (!Number.isInteger(REPEATS) || REPEATS <= 0) throw new Error(`--repeats: not a positive integer: ${values.repeats}`);
 const DURATION_SEC = Number(values.duration);
@@ -105,23 +109,33 @@ async function sample(server: SpawnedServer, file: string): Promise<MemoryReport
   throw new Error(`memory probe of ${server.pid} did not answer within 5 s`);
 }
 
-interface RunResult {
+/** A runtime with one young-generation setting. */
+interface Variant {
   runtime: BenchRuntime;
+  young: number | null;
+  label: string;
+}
+
+interface RunResult {
+  variant: Variant;
   before: MemoryReport;
   after: MemoryReport;
   calls: number;
 }
 
-async function measureRuntime(runtime: BenchRuntime): Promise<RunResult> {
+async function measureVariant(variant: Variant): Promise<RunResult> {
+  const { runtime, young } = variant;
   const echoPort = await freePort();
   let echo: SpawnedServer | null = await startEcho(echoPort);
   const port = await freePort();
   const routes = Object.fromEntries(
     Array.from({ length: ROUTES }, (_, r) => [`r${r}`, [{ id: `echo-${r}`, baseUrl: `http://127.0.0.1:${echoPort}`, manifestPath: `/manifest?tools=${TOOLS}&route=r${r}` }]]),
   );
-  const configFile = join(scratch(), `memory-${runtime.version}.json`);
-  writeFileSync(configFile, JSON.stringify({ server: { host: '127.0.0.1', port }, catalog: { source: 'static', static: { routes }, refreshIntervalMs: 1000 }, log: { level: 'fatal' } }));
-  const probeFile = join(scratch(), `memory-${runtime.version}.out.json`);
+  const tag = `${runtime.version}-${young ?? 'default'}`;
+  const configFile = join(scratch(), `memory-${tag}.json`);
+  const workers = young === null ? {} : { workers: { maxYoungGenerationSizeMb: young } };
+  writeFileSync(configFile, JSON.stringify({ server: { host: '127.0.0.1', port }, ...workers, catalog: { source: 'static', static: { routes }, refreshIntervalMs: 1000 }, log: { level: 'fatal' } }));
+  const probeFile = join(scratch(), `memory-${tag}.out.json`);
   const gateway = await spawnServer(
     runtime.node,
     [...NODE_FLAGS, '--import', here('./memory-probe.js'), here('../src/main/cli.js'), '--config', configFile],
@@ -152,7 +166,7 @@ async function measureRuntime(runtime: BenchRuntime): Promise<RunResult> {
     echo ??= await startEcho(echoPort);
     await sleep(5_000);
     const after = await sample(gateway, probeFile);
-    return { runtime, before, after, calls: answered };
+    return { variant, before, after, calls: answered };
   } finally {
     await gateway.kill();
     await echo?.kill();
@@ -163,7 +177,7 @@ const mb = (n: number): string => (n / MB).toFixed(1);
 const delta = (a: number, b: number): string => `${mb(a)} → ${mb(b)} (${b - a >= 0 ? '+' : ''}${mb(b - a)})`;
 
 function report(r: RunResult): void {
-  console.log(`\n## ${r.runtime.label}  (${r.runtime.node})${NODE_FLAGS.length ? `  flags: ${NODE_FLAGS.join(' ')}` : ''}`);
+  console.log(`\n## ${r.variant.label}  (${r.variant.runtime.node})${NODE_FLAGS.length ? `  flags: ${NODE_FLAGS.join(' ')}` : ''}`);
   console.log(`requests: ${r.calls}; RSS ${delta(r.before.rss, r.after.rss)} MB`);
   console.log('thread         heapTotal MB            young gen (new_space) MB   external MB            ArrayBuffers MB        maxYoungGenerationSizeMb');
   for (const t of r.after.threads) {
@@ -179,16 +193,28 @@ function report(r: RunResult): void {
 try {
   const runtimes = values.node && values.node.length > 0 ? values.node.map(describeRuntime) : benchRuntimes();
   console.log(`memory after load: ${ROUTES} routes × ${TOOLS} tools, ${DURATION_SEC} s mixed load with a flapping Tool Service, per runtime in one run`);
-  const growth = new Map<BenchRuntime, number[]>(runtimes.map((r) => [r, []]));
+  const variants: Variant[] = runtimes.flatMap((runtime) =>
+    YOUNG.map((young) => ({ runtime, young, label: `${runtime.label}${young === null ? '' : ` · young ${young === 0 ? 'V8 default' : `${young} MB`}`}` })),
+  );
+  const growth = new Map<Variant, number[]>(variants.map((v) => [v, []]));
+  const afterRss = new Map<Variant, number[]>(variants.map((v) => [v, []]));
   for (let i = 0; i < REPEATS; i++) {
-    for (const runtime of runtimes) {
-      const r = await measureRuntime(runtime);
+    for (const variant of variants) {
+      const r = await measureVariant(variant);
       report(r);
-      growth.get(runtime)?.push(r.after.rss - r.before.rss);
+      growth.get(variant)?.push(r.after.rss - r.before.rss);
+      afterRss.get(variant)?.push(r.after.rss);
     }
   }
-  const base = median(growth.get(runtimes[0] as BenchRuntime) ?? []);
-  console.log('\nmedian RSS growth: ' + runtimes.map((r) => { const g = median(growth.get(r) ?? []); return `${r.label} +${mb(g)} MB (${(g / base).toFixed(2)}×)`; }).join(' · '));
+  const first = variants[0] as Variant;
+  const base = median(growth.get(first) ?? []);
+  const baseAfter = median(afterRss.get(first) ?? []);
+  console.log(`\nmedian over ${REPEATS} repeat(s); ratio to the first row in ():`);
+  for (const v of variants) {
+    const g = median(growth.get(v) ?? []);
+    const a = median(afterRss.get(v) ?? []);
+    console.log(`${v.label.padEnd(52)} RSS growth +${mb(g)} MB (${(g / base).toFixed(2)}×)   RSS after load ${mb(a)} MB (${(a / baseAfter).toFixed(2)}×)`);
+  }
 } finally {
   await killAll();
 }
