@@ -24,7 +24,7 @@ export const DEFAULTS: GatewayConfig = {
     drainTimeoutMs: 20_000,
     admin: { host: null, port: null },
   },
-  // 48 MB young generation per worker: what Node 20's V8 sized; Node 24's default (192 MB here) doubled RSS after load (ADR-0001).
+  // 48 MB young generation per worker: what Node 20's V8 sized; with Node 24's default (192 MB here) RSS after load was 1.5× Node 20's (ADR-0001).
   workers: {
     shards: 0,
     acceptors: 1,
