@@ -56,9 +56,15 @@ export class Acceptor {
     this.app.any('/*', (res, req) => this.route(res, req));
   }
 
-  /** Applies main's route updates (see {@link RouteDirectory.apply}). */
+  /** Applies main's route updates (see {@link RouteDirectory.apply}); a removed route's subscriptions end. */
   applyRoutes(updates: readonly RouteUpdate[], loaded: boolean, pending: RouteUnavailable): void {
     this.directory.apply(updates, loaded, pending);
+    for (const u of updates) if ('removed' in u) this.mcp.subscriptions.routeRemoved(u.routeKey);
+  }
+
+  /** These routes' `tools/list` changed, and this thread's directory already serves the new snapshots: notify their subscribers. */
+  listChanged(routeKeys: readonly string[]): void {
+    for (const key of routeKeys) this.mcp.subscriptions.listChanged(key);
   }
 
   /** Starts listening; resolves with the bound port (SO_REUSEPORT lets several acceptors share it). */
@@ -81,6 +87,8 @@ export class Acceptor {
       uWS.us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
+    // Open subscriptions/listen streams get their graceful-closure result and end now: they would hold the thread forever.
+    this.mcp.subscriptions.closeAll();
     const deadline = Date.now() + graceMs;
     while (this.mcp.calls.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   }

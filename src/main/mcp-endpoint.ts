@@ -1,10 +1,13 @@
 /**
  * The MCP endpoint of one acceptor thread, `POST /mcp/{routeKey}`, as a
  * pipeline: copy what is needed out of the uWS request → gate (headers and
- * route directory, before the body) → body (limit enforced while reading) →
- * decide (`answerRequest`: answered here from snapshot bytes, or a checked
- * `tools/call`) → hand the call to its shard (`call-dispatcher.ts`), which
- * answers through this thread. Every JSON-RPC envelope is written here.
+ * route directory, before the body; the protocol era from
+ * `MCP-Protocol-Version`) → body (limit enforced while reading) → decide
+ * (`answerRequest` for legacy requests, `answerModernRequest` for
+ * 2026-07-28 ones: answered here from snapshot bytes, a checked `tools/call`,
+ * or a `subscriptions/listen` stream) → hand the call to its shard
+ * (`call-dispatcher.ts`), which answers through this thread. Every JSON-RPC
+ * envelope is written here.
  */
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
@@ -12,16 +15,21 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { answerRequest, type ForwardCall } from '../shared/protocol/answer.js';
+import { MCP_PARAM_PREFIX } from '../shared/catalog/x-mcp-header.js';
+import { answerRequest, refusalId, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
-import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
+import { bodyTooLargeReply, gateMcpRequest, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
+import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
+import { stripOws } from '../shared/protocol/modern.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
 import type { RouteDirectory } from './route-directory.js';
+import { Subscriptions } from './subscriptions.js';
 
 /** What the endpoint needs from its acceptor. */
 export interface McpEndpointOptions {
@@ -48,10 +56,24 @@ const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string
   },
 };
 
+const SUBSCRIPTION_LIMIT_MESSAGE = 'Service Unavailable: this gateway thread holds subscriptions.maxPerAcceptor open subscriptions/listen streams; retry later';
+
+/** Collects the `Mcp-Param-*` headers of a request (2026-07-28 `tools/call` only; uWS reports names in lowercase). */
+function paramHeaders(req: HttpRequest): ParamHeader[] {
+  const out: ParamHeader[] = [];
+  req.forEach((name, value) => {
+    if (name.startsWith(MCP_PARAM_PREFIX)) out.push([name, value]);
+  });
+  return out;
+}
+
 /** `POST /mcp/{routeKey}` on one acceptor thread. */
 export class McpEndpoint implements RequestSink {
   /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
   readonly calls: CallDispatcher;
+  /** Open `subscriptions/listen` streams (the acceptor forwards list changes and shutdown to them). */
+  readonly subscriptions: Subscriptions;
+  private readonly freshness: FreshnessPolicy;
   private readonly policy: HttpPolicy;
   private readonly requests: RequestPool;
   private readonly directory: RouteDirectory;
@@ -66,6 +88,8 @@ export class McpEndpoint implements RequestSink {
     this.log = options.log;
     this.policy = buildHttpPolicy(options.config.server);
     this.requests = new RequestPool(this);
+    this.subscriptions = new Subscriptions(options.config.subscriptions);
+    this.freshness = { refreshIntervalMs: options.config.catalog.refreshIntervalMs, refreshJitterRatio: options.config.catalog.refreshJitterRatio, now: Date.now };
     this.calls = new CallDispatcher(
       options.channels,
       options.config.workers.maxPendingCallsPerShard,
@@ -99,10 +123,23 @@ export class McpEndpoint implements RequestSink {
     // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
     const r = this.requests.acquire();
     r.startedAt = startedAt;
+    if (gate.kind === 'refuse-after-body') {
+      // A 2026-07-28 refusal waits for the body so that it can carry the request's id.
+      r.refusal = gate.refusal;
+      r.routeKey = gate.refusal.routeKey ?? '(none)';
+      r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+      return;
+    }
     r.routeKey = gate.routeKey;
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
     r.sse = gate.wantsSse;
+    if (gate.era === 'modern') {
+      r.modern = true;
+      r.mcpMethod = req.getHeader('mcp-method');
+      r.mcpName = req.getHeader('mcp-name');
+      if (stripOws(r.mcpMethod) === 'tools/call') r.paramHeaders = paramHeaders(req);
+    }
     // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
     r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
@@ -125,11 +162,23 @@ export class McpEndpoint implements RequestSink {
 
   onBody(r: McpRequest, body: Buffer): void {
     const res = r.res;
+    if (res === null || r.aborted) return;
+    const refusal = r.refusal;
+    if (refusal !== null) {
+      writeReply(res, refusalReply(refusal, refusalId(body)));
+      this.record(r.routeKey, 'http', refusal.label, r.startedAt);
+      this.requests.release(r);
+      return;
+    }
     const snapshot = r.snapshot;
-    if (res === null || snapshot === null || r.aborted) return;
-    const decision = answerRequest(body, snapshot);
+    if (snapshot === null) return;
+    const decision = r.modern ? answerModernRequest(body, snapshot, r, this.freshness) : answerRequest(body, snapshot);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
+      return;
+    }
+    if (decision.kind === 'listen') {
+      this.listen(r, res, decision);
       return;
     }
     if (decision.cancels !== undefined) {
@@ -142,12 +191,37 @@ export class McpEndpoint implements RequestSink {
     this.requests.release(r);
   }
 
+  /** Opens a `subscriptions/listen` stream, or refuses it (503) past `subscriptions.maxPerAcceptor`. */
+  private listen(r: McpRequest, res: HttpResponse, decision: ListenDecision): void {
+    if (this.subscriptions.listen(res, r.routeKey, decision.idText, decision.toolsListChanged)) {
+      this.record(r.routeKey, 'subscriptions/listen', 'ok', r.startedAt);
+    } else {
+      writeReply(res, {
+        status: 503,
+        contentType: 'application/json',
+        headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+        body: errorResponseForIdText(decision.idText, JsonRpcErrorCode.TransportError, SUBSCRIPTION_LIMIT_MESSAGE, { reason: GatewayErrorCode.SubscriptionLimit }),
+      });
+      this.record(r.routeKey, 'subscriptions/listen', 'subscription_limit', r.startedAt);
+    }
+    // The stream (if any) lives on in `subscriptions`; the pooled request object is free again.
+    this.requests.release(r);
+  }
+
   private forward(r: McpRequest, res: HttpResponse, call: ForwardCall): void {
     r.idText = call.idText;
     r.toolName = call.toolName;
     r.argumentsJson = call.argumentsJson;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
+    r.modern = call.modern;
+    // SEP-414: the trace context in _meta is the MCP request's own; it wins over an HTTP header set by an intermediary.
+    if (call.traceparent !== '') r.traceparent = call.traceparent;
+    r.tracestate = call.tracestate;
+    r.baggage = call.baggage;
+    r.clientCapabilitiesJson = call.clientCapabilitiesJson;
+    r.inputResponsesJson = call.inputResponsesJson;
+    r.requestStateJson = call.requestStateJson;
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
     const why = REFUSAL[refusal];

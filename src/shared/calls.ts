@@ -51,4 +51,15 @@ export interface CallRequest {
   logLevel: number;
   /** The client accepts `text/event-stream`: progress and log frames may be streamed. */
   sse: boolean;
+  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0011). */
+  modern: boolean;
+  /** W3C `tracestate` / `baggage` (SEP-414, from `_meta`), `''` when absent. */
+  tracestate: string;
+  baggage: string;
+  /** Modern only, `''` otherwise: JSON text of the request's client capabilities (what input requests it may receive). */
+  clientCapabilitiesJson: string;
+  /** Modern only: JSON text of `params.inputResponses` (MRTR), `''` when absent. */
+  inputResponsesJson: string;
+  /** Modern only: `params.requestState` as JSON text (a JSON string), `''` when absent. */
+  requestStateJson: string;
 }

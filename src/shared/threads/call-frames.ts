@@ -11,14 +11,17 @@
  *  0      1      2      3      4             8
  *  +------+------+------+------+-------------+--------------------------------+
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
- *  |  =1  | b0=sse| +1  | = 7  |             |                                |
+ *  |  =1  | b0=sse| +1  | = 12 |             |                                |
+ *  |      | b1=2026-07-28      |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
  *  | route | tool name | arguments JSON | x-request-id | session id | traceparent | progressToken JSON |
+ *  | tracestate | baggage | clientCapabilities JSON | inputResponses JSON | requestState JSON |
  *  +-----------------------------------------------------------------------------------------------+
  * ```
- * Fields are in {@link CallField} order; route key, request id, session id
- * and traceparent are ASCII (validated at the edge) and travel as latin1,
- * the rest as UTF-8. `level` is the request's log level index + 1 (0 = none).
+ * Fields are in {@link CallField} order; route key, request id, session id,
+ * traceparent, tracestate and baggage are ASCII (validated at the edge) and
+ * travel as latin1, the rest as UTF-8. `level` is the request's log level
+ * index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
  * appended compatibly.
  *
@@ -73,10 +76,18 @@ const enum CallField {
   SessionId = 4,
   Traceparent = 5,
   ProgressToken = 6,
+  Tracestate = 7,
+  Baggage = 8,
+  ClientCapabilities = 9,
+  InputResponses = 10,
+  RequestState = 11,
 }
-const CALL_FIELDS = 7;
+const CALL_FIELDS = 12;
+/** Fields of the first frame version: a decoder still reads a frame that has only these. */
+const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
+const FLAG_MODERN = 2;
 const CANCEL_BYTES = 8;
 /** Result frame header bytes. */
 export const RESULT_HEAD = 12;
@@ -90,11 +101,17 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   const sidLen = req.sessionId.length;
   const tpLen = req.traceparent.length;
   const ptLen = Buffer.byteLength(req.progressTokenJson, 'utf8');
-  const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen);
+  const tsLen = req.tracestate.length;
+  const bgLen = req.baggage.length;
+  // Empty on legacy calls: byteLength of '' is skipped so the legacy path pays only the five zero lengths.
+  const capLen = req.clientCapabilitiesJson === '' ? 0 : Buffer.byteLength(req.clientCapabilitiesJson, 'utf8');
+  const irLen = req.inputResponsesJson === '' ? 0 : Buffer.byteLength(req.inputResponsesJson, 'utf8');
+  const rsLen = req.requestStateJson === '' ? 0 : Buffer.byteLength(req.requestStateJson, 'utf8');
+  const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen + tsLen + bgLen + capLen + irLen + rsLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
-  b[at + 1] = req.sse ? FLAG_SSE : 0;
+  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (req.modern ? FLAG_MODERN : 0);
   b[at + 2] = req.logLevel + 1;
   b[at + 3] = CALL_FIELDS;
   b.writeUInt32LE(callId, at + 4);
@@ -105,6 +122,11 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   b.writeUInt32LE(sidLen, at + 24);
   b.writeUInt32LE(tpLen, at + 28);
   b.writeUInt32LE(ptLen, at + 32);
+  b.writeUInt32LE(tsLen, at + 36);
+  b.writeUInt32LE(bgLen, at + 40);
+  b.writeUInt32LE(capLen, at + 44);
+  b.writeUInt32LE(irLen, at + 48);
+  b.writeUInt32LE(rsLen, at + 52);
   let o = at + CALL_HEAD;
   o += b.write(req.routeKey, o, routeLen, 'latin1');
   o += b.write(req.toolName, o, toolLen, 'utf8');
@@ -113,6 +135,11 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   o += b.write(req.sessionId, o, sidLen, 'latin1');
   o += b.write(req.traceparent, o, tpLen, 'latin1');
   o += b.write(req.progressTokenJson, o, ptLen, 'utf8');
+  if (tsLen > 0) o += b.write(req.tracestate, o, tsLen, 'latin1');
+  if (bgLen > 0) o += b.write(req.baggage, o, bgLen, 'latin1');
+  if (capLen > 0) o += b.write(req.clientCapabilitiesJson, o, capLen, 'utf8');
+  if (irLen > 0) o += b.write(req.inputResponsesJson, o, irLen, 'utf8');
+  if (rsLen > 0) o += b.write(req.requestStateJson, o, rsLen, 'utf8');
   sink.commit();
   return true;
 }
@@ -144,9 +171,10 @@ export function callFrameId(buf: Buffer, offset: number): number {
  */
 export function readCall(buf: Buffer, offset: number, length: number, into: CallRequest): void {
   const fields = buf[offset + 3] as number;
-  assert(fields >= CALL_FIELDS && length >= 8 + 4 * fields, 'call frame header is truncated');
+  assert(fields >= CALL_FIELDS_V1 && length >= 8 + 4 * fields, 'call frame header is truncated');
   const flags = buf[offset + 1] as number;
   into.sse = (flags & FLAG_SSE) !== 0;
+  into.modern = (flags & FLAG_MODERN) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
   const lengths = offset + 8;
   let o = lengths + 4 * fields;
@@ -164,6 +192,20 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.traceparent = buf.toString('latin1', o, (o += n));
   n = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
   into.progressTokenJson = buf.toString('utf8', o, (o += n));
+  // Fields appended after the first version: absent in an older frame, '' when empty (no string is built).
+  const text = (field: CallField, encoding: 'latin1' | 'utf8'): string => {
+    if (field >= fields) return '';
+    const len = buf.readUInt32LE(lengths + 4 * field);
+    if (len === 0) return '';
+    const s = buf.toString(encoding, o, o + len);
+    o += len;
+    return s;
+  };
+  into.tracestate = text(CallField.Tracestate, 'latin1');
+  into.baggage = text(CallField.Baggage, 'latin1');
+  into.clientCapabilitiesJson = text(CallField.ClientCapabilities, 'utf8');
+  into.inputResponsesJson = text(CallField.InputResponses, 'utf8');
+  into.requestStateJson = text(CallField.RequestState, 'utf8');
   assert(o <= offset + length, 'call frame fields overrun the frame');
 }
 

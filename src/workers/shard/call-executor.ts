@@ -13,7 +13,9 @@ import { JsonRpcErrorCode } from '../../shared/errors.js';
 import type { ShardMetrics } from '../../shared/metrics.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
+import { finalAnswer, type FinalAnswer } from './call-result.js';
 import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
+import type { ResolvedTool } from './route-runtime.js';
 import type { RouteTable } from './route-table.js';
 import { prepareCall } from './tool-call.js';
 import type { ToolServiceClient, UpstreamCall, UpstreamResult } from './upstream.js';
@@ -40,15 +42,24 @@ class ShardCall implements UpstreamCall, CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  modern = false;
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
   /** Set before the upstream call; a stale reference between calls is harmless (never read). */
   tool!: CatalogTool;
+  /** The resolved tool (its output validator shapes the answer); set with `tool`. */
+  resolved!: ResolvedTool;
   onFrame: ((frame: StreamFrame) => void) | null = null;
   onStreamStart: (() => void) | null = null;
   callId = 0;
   link: AcceptorLink | null = null;
   /** Set by a cancel frame: the acceptor already finished its side, nothing more is sent. */
   cancelled = false;
-  minLevel: McpLogLevel = 'info';
+  /** Log frames at or above this level are forwarded; null: none (a 2026-07-28 request that named no level). */
+  minLevel: McpLogLevel | null = 'info';
   lastProgress = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly executor: CallExecutor) {}
@@ -115,10 +126,12 @@ export class CallExecutor {
       return;
     }
     call.tool = prepared.tool;
+    call.resolved = prepared;
     if (call.sse) {
       call.onFrame = call.forwardFrame;
       call.onStreamStart = call.startStream;
-      call.minLevel = MCP_LOG_LEVELS[call.logLevel] ?? this.defaultLogLevel;
+      // 2026-07-28 (server/utilities/logging.mdx): no notifications/message unless the request's _meta names a level.
+      call.minLevel = MCP_LOG_LEVELS[call.logLevel] ?? (call.modern ? null : this.defaultLogLevel);
       call.lastProgress = Number.NEGATIVE_INFINITY;
     } else {
       call.onFrame = null;
@@ -134,7 +147,14 @@ export class CallExecutor {
     if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
       this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
     }
-    this.answer(call, ResultKind.Result, result.isError ? CallOutcome.ToolError : CallOutcome.Ok, 200, result.json);
+    let final: FinalAnswer;
+    try {
+      final = finalAnswer(result, call, call.resolved.outputValidator);
+    } catch (err) {
+      this.log.error({ requestId: call.requestId, route: call.routeKey, err }, 'tool call result could not be shaped');
+      final = { kind: ResultKind.Error, outcome: CallOutcome.Internal, status: 200, payload: INTERNAL_ERROR };
+    }
+    this.answer(call, final.kind, final.outcome, final.status, final.payload);
   }
 
   /** Sends one streamed event of a live call. */
@@ -154,6 +174,7 @@ export class CallExecutor {
       this.event(call, ResultKind.Event, progressNotification(call.progressTokenJson, frame));
       return;
     }
+    if (call.minLevel === null) return;
     const json = logNotification(frame, call.minLevel);
     if (json !== null) this.event(call, ResultKind.Event, json);
   }
@@ -170,6 +191,9 @@ export class CallExecutor {
     call.onFrame = null;
     call.onStreamStart = null;
     call.argumentsJson = '';
+    call.clientCapabilitiesJson = '';
+    call.inputResponsesJson = '';
+    call.requestStateJson = '';
     this.pool.push(call);
   }
 }
