@@ -117,6 +117,8 @@ function runWorker(data: HopWorkerData): void {
       const result = JSON.stringify(toolsListResult(generateManifest(data.toolCount, { serviceId: 'bare' })));
       const rings = data.rings as { toWorker: RingMemory; toAcceptor: RingMemory };
       const writer = new RingWriter(rings.toAcceptor, { maxBacklogBytes: Number.POSITIVE_INFINITY });
+      // A pending Atomics.waitAsync does not keep a worker alive; the port listener does (the shard has its parentPort).
+      port.on('message', () => undefined);
       new RingReader(rings.toWorker, (buf, offset) => {
         writeResult(writer, ResultKind.Result, callFrameId(buf, offset), 0, 200, result);
       });

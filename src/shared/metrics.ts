@@ -71,7 +71,7 @@ export class ShardMetrics {
   readonly registry = new Registry();
   private readonly calls = new Counter({
     name: 'mcp_gateway_tool_calls_total',
-    help: 'Tool Service calls, by route, Tool Service and cause (ok, tool_error, status, timeout, unreachable, malformed, too_large).',
+    help: 'Tool Service calls, by route, Tool Service and cause (ok, tool_error, status, timeout, unreachable, busy, malformed, too_large).',
     labelNames: ['route', 'service', 'cause'] as const,
     registers: [this.registry],
   });

@@ -46,6 +46,25 @@ describe('docs/configuration.md', () => {
   });
 });
 
+describe('docs/architecture.md', () => {
+  const doc = read('docs/architecture.md');
+  const section = doc.slice(doc.indexOf('## A tools/call, hop by hop'), doc.indexOf('\n## ', doc.indexOf('## A tools/call, hop by hop') + 5));
+  const hops = [...section.matchAll(/^\| (\d+) \| [a-z]+ \| `([^`]+)` `([^`]+)` \|/gm)].map((m) => ({ n: Number(m[1]), file: m[2] as string, symbol: m[3] as string }));
+
+  it('describes a tools/call hop by hop, in order', () => {
+    expect(hops.length).toBeGreaterThanOrEqual(10);
+    expect(hops.map((h) => h.n)).toEqual(hops.map((_, i) => i + 1));
+  });
+
+  it.each(hops.map((h) => [h.n, h.file, h.symbol] as const))('hop %i names code that exists: %s %s', (_n, file, symbol) => {
+    expect(existsSync(join(ROOT, file)), `${file} does not exist`).toBe(true);
+    const text = read(file);
+    const [owner, member] = symbol.includes('.') ? symbol.split('.') : [undefined, symbol];
+    if (owner !== undefined) expect(text, `${file} has no ${owner}`).toMatch(new RegExp(`\\b(class|interface) ${owner}\\b`));
+    expect(text, `${file} has no ${symbol}`).toMatch(new RegExp(`(function ${member}\\b|\\b${member}\\s*(\\(|=|<|:\\s*\\())`));
+  });
+});
+
 describe('docs/contracts/errors.md', () => {
   const doc = read('docs/contracts/errors.md');
 

@@ -93,6 +93,12 @@ export const ConfigSchema = Type.Object(
         maxTimeoutMs: PositiveInt(1, 3_600_000),
         maxResponseBytes: PositiveInt(256, 1024 * 1024 * 1024),
         connectionsPerService: PositiveInt(1, 4096),
+        /** Calls waiting for a connection to one Tool Service (per shard) before a call is refused as busy. */
+        maxQueuedCallsPerService: PositiveInt(0, 1_000_000),
+        connectTimeoutMs: PositiveInt(1, 600_000),
+        /** An idle keep-alive connection to a Tool Service is closed after this long (keep it below the services' own idle timeout). */
+        keepAliveTimeoutMs: PositiveInt(1, 3_600_000),
+        maxResponseHeaderBytes: PositiveInt(1024, 1024 * 1024),
         /** Origins (scheme://host:port) a manifest may point `execution.url` at besides its own. */
         allowedExecutionOrigins: StringList,
         /** Per Tool Service, per shard: calls running at once and calls waiting for a slot (workers/shard/service-guard.ts). */

@@ -24,6 +24,10 @@ const metrics = new ShardMetrics();
 const client = new ToolServiceClient({
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
+  maxQueuedCallsPerService: config.tools.maxQueuedCallsPerService,
+  connectTimeoutMs: config.tools.connectTimeoutMs,
+  keepAliveTimeoutMs: config.tools.keepAliveTimeoutMs,
+  maxResponseHeaderBytes: config.tools.maxResponseHeaderBytes,
 });
 const routes = new RouteTable();
 const executor = new CallExecutor(routes, client, metrics, log, config.streaming.defaultLogLevel);

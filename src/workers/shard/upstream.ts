@@ -1,266 +1,139 @@
 /**
- * Calls Tool Services over HTTP with undici: one keep-alive Pool per Tool
- * Service origin, a deadline per call, a bounded answer size, and every
- * failure turned into an `isError` result (never an exception).
+ * Calls Tool Services over the lean keep-alive HTTP/1.1 client
+ * (`./http1/`): one pool per Tool Service origin, a deadline per call
+ * (`tool.timeoutMs`), a bounded answer size, and every failure turned into an
+ * `isError` result delivered to `onDone` (never an exception).
  *
- * Uses undici's handler-based `dispatch` rather than `request()`: no Readable
- * stream and no async iteration per call. Measured in the same run against
- * the bench echo service: 27 µs vs 51 µs CPU per call (docs/decisions/0005-upstream-dispatch.md).
+ * Per call nothing is allocated but the per-call header text, the request
+ * bytes' view, the answer and the result: the request line, static headers
+ * and the body prefix are built once per tool; the exchange state (handler,
+ * request slot, request buffer, NDJSON reader) comes from a free list
+ * (upstream-exchange.ts). ADR-0005 has the measurements.
+ *
+ *   request bytes   POST /tools/x HTTP/1.1␍␊host: …␍␊content-type: …␍␊accept: …␍␊   ← per tool (Target.head)
+ *                   x-request-id: …␍␊x-mcp-route: …␍␊[x-mcp-session-id][traceparent]  ← per call
+ *                   content-length: N␍␊␍␊
+ *                   {"name":"x","version":"1.0.0","arguments":                         ← per tool (Target.bodyPrefix)
+ *                   <argumentsJson>}                                                  ← per call
  */
-import { Pool, type Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { CatalogTool } from '../../shared/catalog/types.js';
-import { NdjsonReader } from './ndjson.js';
+import { Http1Agent, HTTP1_DEFAULTS, type OriginOptions } from './http1/agent.js';
 import type { StreamFrame } from './notification-forwarder.js';
-import { mapJsonAnswer, statusError, toolError, type MappedResult } from './tool-result.js';
+import type { MappedResult } from './tool-result.js';
+import { EXCHANGE, Exchange, NDJSON, type Target, type Tracked } from './upstream-exchange.js';
 
 /** Settings the caller takes from `tools.*`. */
 export interface UpstreamOptions {
+  /** `tools.connectionsPerService`: sockets per Tool Service origin. */
   connectionsPerService: number;
+  /** `tools.maxResponseBytes`: largest answer body (and NDJSON line). */
   maxResponseBytes: number;
+  /** `tools.maxQueuedCallsPerService`: calls waiting for a socket before `busy`. */
+  maxQueuedCallsPerService?: number;
+  /** `tools.connectTimeoutMs`: TCP (+ TLS) connect. */
+  connectTimeoutMs?: number;
+  /** `tools.keepAliveTimeoutMs`: an idle socket is closed after this long. */
+  keepAliveTimeoutMs?: number;
+  /** `tools.maxResponseHeaderBytes`: largest response head. */
+  maxResponseHeaderBytes?: number;
+  /** Per-origin TLS settings (private CA, client certificate, SNI), asked once per origin. */
+  originOptions?: (origin: string) => OriginOptions | undefined;
 }
 
-/**
- * One tool call to send. The shard pools these objects: the client must not
- * keep a reference after calling `onDone`.
- */
+/** One tool call. Pooled and reused by the shard: one call at a time per object. */
 export interface UpstreamCall {
   tool: CatalogTool;
-  /** Already validated against the tool's inputSchema. */
+  /** Already validated JSON text of `params.arguments`. */
   argumentsJson: string;
   routeKey: string;
-  /** Context headers, `''` when absent; already validated ASCII. */
+  /** Context headers; '' = absent. A byte outside 0x20–0x7E (it could split the header block) fails the call unsent (`unreachable`). */
   requestId: string;
   sessionId: string;
   traceparent: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame: ((frame: StreamFrame) => void) | null;
-  /** Called once when the Tool Service starts an NDJSON stream (the SSE answer starts then, not at the first forwarded frame). */
+  /** Called once when the Tool Service starts an NDJSON stream. */
   onStreamStart: (() => void) | null;
-  /** Called exactly once with the mapped outcome. */
+  /**
+   * Called exactly once per call: never synchronously inside `call()`, but
+   * synchronously inside `cancel()` and `destroy()`. After it the object may
+   * be reused (even from inside it). It and the two hooks above run inside a
+   * socket's read callback, so they must not throw.
+   */
   onDone(result: UpstreamResult): void;
 }
 
 /** Outcome of one upstream call, with what metrics need. */
 export interface UpstreamResult extends MappedResult {
   /** Short machine label of the failure cause, `ok` when the Tool Service answered a result. */
-  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
+  cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'busy' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
 }
 
-const NDJSON = 'application/x-ndjson';
-const ERROR_SNIPPET_BYTES = 4096;
-
-/** What a call needs of its tool, derived once per tool version (not per call). */
-interface UpstreamTarget {
-  origin: string;
-  path: string;
-  /** `{"name":…,"version":…,"arguments":` — the arguments and `}` complete the body. */
-  bodyPrefix: string;
-}
-
-/** Owns the pools; `close()` is graceful and idempotent. */
+/** Owns the HTTP/1.1 agent; `close()` is graceful and idempotent, `destroy()` forced. */
 export class ToolServiceClient {
-  private readonly pools = new Map<string, Pool>();
+  private readonly agent: Http1Agent;
   /** Keyed by the runtime's tool objects, so a replaced snapshot's entries are collected with it. */
-  private readonly targets = new WeakMap<CatalogTool, UpstreamTarget>();
-  private readonly exchanges = new Map<UpstreamCall, Exchange>();
-  private closed = false;
+  private readonly targets = new WeakMap<CatalogTool, Target>();
+  private readonly free: Exchange[] = [];
 
-  constructor(private readonly options: UpstreamOptions) {}
+  constructor(readonly options: UpstreamOptions) {
+    this.agent = new Http1Agent({
+      connections: options.connectionsPerService,
+      maxQueued: options.maxQueuedCallsPerService ?? HTTP1_DEFAULTS.maxQueued,
+      connectTimeoutMs: options.connectTimeoutMs ?? HTTP1_DEFAULTS.connectTimeoutMs,
+      idleTimeoutMs: options.keepAliveTimeoutMs ?? HTTP1_DEFAULTS.idleTimeoutMs,
+      maxHeaderBytes: options.maxResponseHeaderBytes ?? HTTP1_DEFAULTS.maxHeaderBytes,
+      // The per-tool deadline bounds every call: a slow tool legitimately sends its head late, and an
+      // NDJSON stream may pause between progress frames, so no separate headers/body timeouts here.
+      headersTimeoutMs: 0,
+      bodyTimeoutMs: 0,
+      ...(options.originOptions ? { originOptions: options.originOptions } : {}),
+    });
+  }
 
-  /** Calls the tool; `call.onDone` gets a mapped result whatever happens upstream. */
+  /** Starts the call; `call.onDone` receives the mapped result whatever happens upstream. */
   call(call: UpstreamCall): void {
-    if (this.closed) {
-      call.onDone({ ...toolError('gateway is shutting down; the tool was not called'), cause: 'unreachable' });
-      return;
-    }
     const target = this.targetFor(call.tool);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: `application/json, ${NDJSON}`,
-      'x-request-id': call.requestId,
-      'x-mcp-route': call.routeKey,
-    };
-    if (call.sessionId !== '') headers['x-mcp-session-id'] = call.sessionId;
-    if (call.traceparent !== '') headers['traceparent'] = call.traceparent;
-    const body = target.bodyPrefix + call.argumentsJson + '}';
-    const exchange = new Exchange(
-      (r) => {
-        this.exchanges.delete(call);
-        call.onDone(r);
-      },
-      call.tool.timeoutMs,
-      this.options.maxResponseBytes,
-      call.onFrame,
-      call.onStreamStart,
-    );
-    this.exchanges.set(call, exchange);
-    this.poolFor(target.origin).dispatch({ path: target.path, method: 'POST', headers, body }, exchange);
+    const ex = this.free.pop() ?? new Exchange(this);
+    (call as Tracked)[EXCHANGE] = ex;
+    ex.start(call as Tracked, target);
   }
 
-  /** The client went away or cancelled: abort upstream; `onDone` gets cause `cancelled`. */
+  /** The client went away or cancelled: abort upstream; `onDone` gets cause `cancelled` now. */
   cancel(call: UpstreamCall): void {
-    this.exchanges.get(call)?.cancel();
+    const ex = (call as Tracked)[EXCHANGE];
+    if (ex !== undefined && ex !== null && ex.call === call) ex.cancel();
   }
 
-  /** Closes every pool gracefully (in-flight calls finish). */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.all([...this.pools.values()].map((p) => p.close()));
+  /** Graceful: calls already accepted finish; new calls get "gateway is shutting down". Idempotent. */
+  close(): Promise<void> {
+    return this.agent.close();
   }
 
-  private targetFor(tool: CatalogTool): UpstreamTarget {
+  /** Forced: every pending call ends now (onDone with `unreachable`) and every socket is destroyed. */
+  destroy(): void {
+    this.agent.destroy();
+  }
+
+  /** An exchange is done (its call settled): back to the free list. */
+  release(ex: Exchange): void {
+    this.free.push(ex);
+  }
+
+  private targetFor(tool: CatalogTool): Target {
     let target = this.targets.get(tool);
     if (target === undefined) {
       const url = new URL(tool.executionUrl);
+      const head =
+        `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n` +
+        `content-type: application/json\r\naccept: application/json, ${NDJSON}\r\n`;
       target = {
-        origin: url.origin,
-        path: url.pathname + url.search,
-        bodyPrefix: `{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`,
+        pool: this.agent.pool(url.origin),
+        head: Buffer.from(head, 'latin1'),
+        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
       };
       this.targets.set(tool, target);
     }
     return target;
-  }
-
-  private poolFor(origin: string): Pool {
-    let pool = this.pools.get(origin);
-    if (pool === undefined) {
-      pool = new Pool(origin, { connections: this.options.connectionsPerService, keepAliveTimeout: 30_000, pipelining: 1 });
-      this.pools.set(origin, pool);
-    }
-    return pool;
-  }
-}
-
-class TimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-}
-
-/**
- * One call's response handler. Settles exactly once: with the mapped answer,
- * a failure, or the deadline, whichever comes first (a late upstream event
- * after settling is ignored and the request aborted).
- */
-class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
-  private readonly timer: NodeJS.Timeout;
-  private settled = false;
-  private status = 0;
-  private mode: 'json' | 'ndjson' | 'error' = 'json';
-  private chunks: Buffer[] = [];
-  private size = 0;
-  private ndjson: NdjsonReader | null = null;
-
-  constructor(
-    private readonly resolve: (r: UpstreamResult) => void,
-    private readonly timeoutMs: number,
-    private readonly maxBytes: number,
-    private readonly onFrame: ((frame: StreamFrame) => void) | null,
-    private readonly onStreamStart: (() => void) | null,
-  ) {
-    this.timer = setTimeout(() => this.fail(new TimeoutError()), timeoutMs);
-  }
-
-  /** The client went away or cancelled: abort upstream, free the timer and buffers. */
-  cancel(): void {
-    if (this.settled) return;
-    this.settle({ ...toolError('the call was cancelled by the client'), cause: 'cancelled' });
-    this.controller?.abort(new Error('cancelled by the client'));
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('call already settled (timeout or cancel)'));
-  }
-
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
-    this.status = statusCode;
-    const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    // Contract v1: a result is `200`; any other status (201 and 204 included) is a failure.
-    if (statusCode !== 200) this.mode = 'error';
-    else if (contentType === NDJSON) {
-      this.mode = 'ndjson';
-      this.ndjson = new NdjsonReader(this.onFrame);
-      this.onStreamStart?.();
-    }
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
-    const before = this.size;
-    this.size += chunk.length;
-    if (this.mode === 'error') {
-      // Only a snippet of an error body is kept, for the message.
-      if (before < ERROR_SNIPPET_BYTES) this.chunks.push(chunk.subarray(0, ERROR_SNIPPET_BYTES - before));
-      return;
-    }
-    if (this.size > this.maxBytes) {
-      this.settle({ ...toolError(`Tool Service answer is larger than tools.maxResponseBytes (${this.maxBytes})`), cause: 'too_large' });
-      this.controller?.abort(new Error('answer too large'));
-      return;
-    }
-    if (this.ndjson !== null) {
-      const done = this.ndjson.push(chunk);
-      if (done !== null) {
-        this.settle(done);
-        this.controller?.abort(new Error('result frame received'));
-      }
-      return;
-    }
-    this.chunks.push(chunk);
-  }
-
-  onResponseEnd(): void {
-    if (this.settled) return;
-    if (this.mode === 'error') {
-      this.settle({ ...statusError(this.status, Buffer.concat(this.chunks).toString('utf8')), cause: 'status' });
-      return;
-    }
-    if (this.ndjson !== null) {
-      this.settle(this.ndjson.end());
-      return;
-    }
-    const text = this.chunks.length === 1 ? (this.chunks[0] as Buffer).toString('utf8') : Buffer.concat(this.chunks, this.size).toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      this.settle({ ...toolError('Tool Service answer is malformed: the body is not valid JSON'), cause: 'malformed' });
-      return;
-    }
-    const mapped = mapJsonAnswer(value, text);
-    this.settle({ ...mapped, cause: mapped.isError ? 'tool_error' : 'ok' });
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.fail(error);
-  }
-
-  private fail(err: Error): void {
-    if (this.settled) return;
-    if (err instanceof TimeoutError) {
-      this.settle({ ...toolError(`Tool Service did not answer within ${this.timeoutMs} ms (timeout)`), cause: 'timeout' });
-      this.controller?.abort(err);
-      return;
-    }
-    const e = err as Error & { code?: string; cause?: { code?: string } };
-    const code = e.code ?? e.cause?.code ?? e.name;
-    const what =
-      code === 'ECONNREFUSED'
-        ? 'connection refused'
-        : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET'
-          ? 'connection closed before the answer was complete'
-          : e.message;
-    this.settle({ ...toolError(`Tool Service unreachable: ${what} (${code})`), cause: 'unreachable' });
-  }
-
-  private settle(result: UpstreamResult): void {
-    if (this.settled) return;
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.chunks = [];
-    this.resolve(result);
   }
 }
