@@ -50,6 +50,17 @@ export interface UpstreamCall {
   requestId: string;
   sessionId: string;
   traceparent: string;
+  /** W3C `tracestate` and `baggage` (SEP-414), '' = absent; forwarded as headers like `traceparent`. */
+  tracestate: string;
+  baggage: string;
+  /**
+   * Contract v1.1 body members of a 2026-07-28 call, '' = absent (always on
+   * legacy calls): the client's capabilities and its MRTR `inputResponses` /
+   * `requestState`, each as JSON text.
+   */
+  clientCapabilitiesJson: string;
+  inputResponsesJson: string;
+  requestStateJson: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream. */
@@ -130,7 +141,8 @@ export class ToolServiceClient {
       target = {
         pool: this.agent.pool(url.origin),
         head: Buffer.from(head, 'latin1'),
-        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
+        // The name the Tool Service knows: a name prefixed for a route (catalog.conflictPolicy: prefix) is the gateway's, not its.
+        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.upstreamName ?? tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
       };
       this.targets.set(tool, target);
     }

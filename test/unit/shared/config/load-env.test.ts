@@ -182,6 +182,7 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'redis.url': ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
   'redis.namespace': ['tenant-a:prod', 'tenant-a:prod'],
   'workers.channelRingBytes': ['131072', 131072],
+  'catalog.prefixSeparator': ['--', '--'],
 };
 /** Variables a value needs beside it to be valid. */
 const COMPANIONS: Record<string, Record<string, string>> = {

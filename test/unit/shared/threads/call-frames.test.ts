@@ -46,6 +46,12 @@ const request = (over: Partial<CallRequest> = {}): CallRequest => ({
   progressTokenJson: '"tok-✓"',
   logLevel: 3,
   sse: true,
+  modern: false,
+  tracestate: '',
+  baggage: '',
+  clientCapabilitiesJson: '',
+  inputResponsesJson: '',
+  requestStateJson: '',
   ...over,
 });
 

@@ -189,6 +189,11 @@ class PooledCall implements UpstreamCall {
   requestId = 'req-1';
   sessionId = '';
   traceparent = '';
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
   onFrame: ((frame: StreamFrame) => void) | null = null;
   onStreamStart: (() => void) | null = null;
   results: UpstreamResult[] = [];
@@ -344,7 +349,7 @@ describe('ToolServiceClient: the callback API', () => {
     let started = 0;
     pooled.onFrame = (f) => frames.push(f);
     pooled.onStreamStart = () => started++;
-    expect(await pooled.run(c)).toEqual({ json: '{"content":[]}', isError: false, cause: 'ok' });
+    expect(await pooled.run(c)).toEqual({ json: '{"content":[]}', isError: false, cause: 'ok', value: { content: [] } });
     expect(await pooled.run(c)).toMatchObject({ cause: 'ok' });
     expect(frames).toEqual([
       { type: 'progress', progress: 1 },
