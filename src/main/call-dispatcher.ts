@@ -233,6 +233,8 @@ export class CallDispatcher {
         res.writeStatus('200 OK');
         res.writeHeader('content-type', 'text/event-stream');
         res.writeHeader('cache-control', 'no-cache');
+        // streamable-http.mdx: SSE answers ask proxies (nginx) not to buffer them.
+        res.writeHeader('x-accel-buffering', 'no');
       });
       if (this.heartbeatMs > 0) {
         req.heartbeat = setInterval(() => {

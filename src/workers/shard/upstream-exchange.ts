@@ -160,7 +160,8 @@ export class Exchange implements ResponseHandler {
       return;
     }
     const mapped = mapJsonAnswer(value, text);
-    this.settle({ json: mapped.json, isError: mapped.isError, cause: mapped.isError ? 'tool_error' : 'ok' });
+    // `value` / `wrapped` let call-result.ts shape the answer per protocol era without parsing it again.
+    this.settle({ json: mapped.json, isError: mapped.isError, value: mapped.value, wrapped: mapped.wrapped, cause: mapped.isError ? 'tool_error' : 'ok' });
   }
 
   onError(failure: Http1Failure): void {
