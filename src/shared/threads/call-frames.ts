@@ -13,6 +13,7 @@
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
  *  |  =1  | b0=sse| +1  | = 12 |             |                                |
  *  |      | b1=2026-07-28      |             |                                |
+ *  |      | b2=extended        |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
  *  | route | tool name | arguments JSON | x-request-id | session id | traceparent | progressToken JSON |
  *  | tracestate | baggage | clientCapabilities JSON | inputResponses JSON | requestState JSON |
@@ -23,7 +24,9 @@
  * travel as latin1, the rest as UTF-8. `level` is the request's log level
  * index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
- * appended compatibly.
+ * appended compatibly. `extended` is set when any of the five fields after
+ * the first version's seven is non-empty: the legacy call leaves it clear and
+ * its decoder reads none of them (the legacy path keeps its cost).
  *
  * Cancel frame, acceptor → shard: `kind = 2`, three zero bytes, `callId` —
  * it travels in the same ring as the call, so it can never overtake it.
@@ -88,6 +91,8 @@ const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
 const FLAG_MODERN = 2;
+/** Set when any field after the first version's seven is non-empty; a decoder skips them all when it is clear. */
+const FLAG_EXTENDED = 4;
 const CANCEL_BYTES = 8;
 /** Result frame header bytes. */
 export const RESULT_HEAD = 12;
@@ -103,7 +108,7 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   const ptLen = Buffer.byteLength(req.progressTokenJson, 'utf8');
   const tsLen = req.tracestate.length;
   const bgLen = req.baggage.length;
-  // Empty on legacy calls: byteLength of '' is skipped so the legacy path pays only the five zero lengths.
+  // Empty on legacy calls: byteLength of '' is skipped.
   const capLen = req.clientCapabilitiesJson === '' ? 0 : Buffer.byteLength(req.clientCapabilitiesJson, 'utf8');
   const irLen = req.inputResponsesJson === '' ? 0 : Buffer.byteLength(req.inputResponsesJson, 'utf8');
   const rsLen = req.requestStateJson === '' ? 0 : Buffer.byteLength(req.requestStateJson, 'utf8');
@@ -122,11 +127,6 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   b.writeUInt32LE(sidLen, at + 24);
   b.writeUInt32LE(tpLen, at + 28);
   b.writeUInt32LE(ptLen, at + 32);
-  b.writeUInt32LE(tsLen, at + 36);
-  b.writeUInt32LE(bgLen, at + 40);
-  b.writeUInt32LE(capLen, at + 44);
-  b.writeUInt32LE(irLen, at + 48);
-  b.writeUInt32LE(rsLen, at + 52);
   let o = at + CALL_HEAD;
   o += b.write(req.routeKey, o, routeLen, 'latin1');
   o += b.write(req.toolName, o, toolLen, 'utf8');
@@ -135,11 +135,22 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest): bo
   o += b.write(req.sessionId, o, sidLen, 'latin1');
   o += b.write(req.traceparent, o, tpLen, 'latin1');
   o += b.write(req.progressTokenJson, o, ptLen, 'utf8');
-  if (tsLen > 0) o += b.write(req.tracestate, o, tsLen, 'latin1');
-  if (bgLen > 0) o += b.write(req.baggage, o, bgLen, 'latin1');
-  if (capLen > 0) o += b.write(req.clientCapabilitiesJson, o, capLen, 'utf8');
-  if (irLen > 0) o += b.write(req.inputResponsesJson, o, irLen, 'utf8');
-  if (rsLen > 0) o += b.write(req.requestStateJson, o, rsLen, 'utf8');
+  if ((tsLen | bgLen | capLen | irLen | rsLen) === 0) {
+    // The common legacy call: zero lengths, byte by byte (cheaper than five u32 writes), and no FLAG_EXTENDED.
+    for (let i = at + 36; i < at + CALL_HEAD; i++) b[i] = 0;
+  } else {
+    b[at + 1] = (b[at + 1] as number) | FLAG_EXTENDED;
+    b.writeUInt32LE(tsLen, at + 36);
+    b.writeUInt32LE(bgLen, at + 40);
+    b.writeUInt32LE(capLen, at + 44);
+    b.writeUInt32LE(irLen, at + 48);
+    b.writeUInt32LE(rsLen, at + 52);
+    if (tsLen > 0) o += b.write(req.tracestate, o, tsLen, 'latin1');
+    if (bgLen > 0) o += b.write(req.baggage, o, bgLen, 'latin1');
+    if (capLen > 0) o += b.write(req.clientCapabilitiesJson, o, capLen, 'utf8');
+    if (irLen > 0) o += b.write(req.inputResponsesJson, o, irLen, 'utf8');
+    if (rsLen > 0) o += b.write(req.requestStateJson, o, rsLen, 'utf8');
+  }
   sink.commit();
   return true;
 }
@@ -193,19 +204,20 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   n = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
   into.progressTokenJson = buf.toString('utf8', o, (o += n));
   // Fields appended after the first version: absent in an older frame, '' when empty (no string is built).
-  const text = (field: CallField, encoding: 'latin1' | 'utf8'): string => {
-    if (field >= fields) return '';
-    const len = buf.readUInt32LE(lengths + 4 * field);
-    if (len === 0) return '';
-    const s = buf.toString(encoding, o, o + len);
-    o += len;
-    return s;
-  };
-  into.tracestate = text(CallField.Tracestate, 'latin1');
-  into.baggage = text(CallField.Baggage, 'latin1');
-  into.clientCapabilitiesJson = text(CallField.ClientCapabilities, 'utf8');
-  into.inputResponsesJson = text(CallField.InputResponses, 'utf8');
-  into.requestStateJson = text(CallField.RequestState, 'utf8');
+  if (fields < CALL_FIELDS || (flags & FLAG_EXTENDED) === 0) {
+    into.tracestate = into.baggage = into.clientCapabilitiesJson = into.inputResponsesJson = into.requestStateJson = '';
+  } else {
+    n = buf.readUInt32LE(lengths + 4 * CallField.Tracestate);
+    into.tracestate = n === 0 ? '' : buf.toString('latin1', o, (o += n));
+    n = buf.readUInt32LE(lengths + 4 * CallField.Baggage);
+    into.baggage = n === 0 ? '' : buf.toString('latin1', o, (o += n));
+    n = buf.readUInt32LE(lengths + 4 * CallField.ClientCapabilities);
+    into.clientCapabilitiesJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
+    n = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
+    into.inputResponsesJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
+    n = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
+    into.requestStateJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
+  }
   assert(o <= offset + length, 'call frame fields overrun the frame');
 }
 
