@@ -15,6 +15,7 @@ import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
+import { writeReply } from './reply-writer.js';
 import { RouteDirectory } from './route-directory.js';
 
 /** Construction inputs of an {@link Acceptor}. */
@@ -96,6 +97,7 @@ export class Acceptor {
   /** Releases the call channels (after {@link close}; the thread is going away). */
   closeChannels(): void {
     this.mcp.calls.close();
+    this.mcp.auth.close();
   }
 
   /** The shard died: fail its calls, refuse new ones until {@link shardReplaced}. */
@@ -115,13 +117,19 @@ export class Acceptor {
 
   /** This thread's metrics as JSON, for aggregation on the main thread. */
   metricsJson(): Promise<MetricObjectJson[]> {
-    return this.metrics.registry.getMetricsAsJSON();
+    return this.metrics.toJson();
   }
 
   private route(res: HttpResponse, req: HttpRequest): void {
     const path = req.getUrl();
     if (path.startsWith('/mcp') && (path.length === 4 || path.charCodeAt(4) === 47 /* '/' */)) {
       this.mcp.handle(res, req, path);
+      return;
+    }
+    // RFC 9728 metadata of protected routes (src/main/auth/auth-step.ts).
+    const metadata = req.getMethod() === 'get' ? this.mcp.auth.metadataReply(path, (k) => this.directory.lookup(k) !== undefined) : null;
+    if (metadata !== null) {
+      writeReply(res, metadata);
       return;
     }
     if (!serveOps(res, req.getMethod(), path, this.options.health, this.log)) notFound(res);

@@ -112,7 +112,7 @@ export class CallDispatcher {
     const callId = ((generation << CALL_SLOT_BITS) | slot) >>> 0;
     req.callId = callId;
     req.shard = shard;
-    if (!writeCall(link.writer, callId, req)) {
+    if (!writeCall(link.writer, callId, req, req.argumentsBytes)) {
       this.freeSlots.push(slot);
       return 'full';
     }

@@ -15,6 +15,7 @@
 import type { EventEmitter } from 'node:events';
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import type { GatewayConfig } from '../shared/config/schema.js';
+import { exposureWarnings } from '../shared/auth/exposure.js';
 import { createLogger } from '../shared/log.js';
 import { aggregateMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
@@ -22,6 +23,7 @@ import { Acceptor } from './acceptor.js';
 import { AcceptorFanout } from './acceptor-fanout.js';
 import { AcceptorThread } from './acceptor-thread.js';
 import { CatalogInstaller, type CatalogEvents } from './catalog-installer.js';
+import { CircuitBoard } from './circuit-board.js';
 import { assertPortAvailable } from './port-check.js';
 import { RefreshThread } from './refresh-thread.js';
 import { RouteStatusBoard } from './route-status.js';
@@ -65,6 +67,8 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
   const deps: SupervisorDeps = { log, restarts };
   const board = new RouteStatusBoard(config.health.readiness, mainRegistry);
+  const circuits = new CircuitBoard(config.tools.circuitBreaker.openMs);
+  board.attachCircuits(circuits);
   const topology = new Topology(config.workers.acceptors, config.workers.shards, config.workers.channelRingBytes);
   const extraAcceptors: AcceptorThread[] = [];
   let refresh: RefreshThread | null = null;
@@ -99,7 +103,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     (_, s) =>
       new ShardThread(s, config, topology, deps, {
         // Calls it held are answered at once with an internal error; new calls get 503 until it is back.
+        onCircuit: (index, service, state, at) => {
+          circuits.set(index, service, state, at);
+          fanout.stateChanged();
+        },
         onCrash: (index) => {
+          circuits.forgetShard(index);
           acceptor0.shardDown(index);
           for (const a of extraAcceptors) a.post({ type: 'shard-down', shard: index });
         },
@@ -161,6 +170,7 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
     throw err;
   }
 
+  for (const warning of exposureWarnings(config)) log.warn({ security: true }, warning);
   refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
   refresh.start();
   log.info(

@@ -16,7 +16,7 @@ import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
 import { MCP_PARAM_PREFIX } from '../shared/catalog/x-mcp-header.js';
-import { answerRequest, refusalId, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerRequest, refusalId, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
 import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
@@ -25,6 +25,8 @@ import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import { stripOws } from '../shared/protocol/modern.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
+import { AuthStep, RequestAuth } from './auth/auth-step.js';
+import type { AuthDecision } from './auth/authenticator.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
@@ -81,15 +83,23 @@ export class McpEndpoint implements RequestSink {
   private readonly log: Logger;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
+  /** Authentication, authorization, rate limits (src/main/auth, ADR-0011). */
+  readonly auth: AuthStep;
+  /** The auth state of the request being gated; swapped into the pooled request once it is admitted (no allocation). */
+  private scratchAuth = new RequestAuth();
+  private authTickets = 0;
+  private readonly limits: AnswerLimits;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
     this.metrics = options.metrics;
     this.log = options.log;
     this.policy = buildHttpPolicy(options.config.server);
+    this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
     this.subscriptions = new Subscriptions(options.config.subscriptions);
     this.freshness = { refreshIntervalMs: options.config.catalog.refreshIntervalMs, refreshJitterRatio: options.config.catalog.refreshJitterRatio, now: Date.now };
+    this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
     this.calls = new CallDispatcher(
       options.channels,
       options.config.workers.maxPendingCallsPerShard,
@@ -120,16 +130,38 @@ export class McpEndpoint implements RequestSink {
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
-    // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
-    const r = this.requests.acquire();
-    r.startedAt = startedAt;
     if (gate.kind === 'refuse-after-body') {
-      // A 2026-07-28 refusal waits for the body so that it can carry the request's id.
+      // Decided from the headers (before the auth step, like the gate's other refusals), answered once
+      // the body is read so that the error carries the request's id.
+      const r = this.requests.acquire();
+      r.startedAt = startedAt;
       r.refusal = gate.refusal;
       r.routeKey = gate.refusal.routeKey ?? '(none)';
       r.begin(res, head.contentLength, this.policy.maxBodyBytes);
       return;
     }
+    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
+    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    // ── auth step (src/main/auth/auth-step.ts): before the body is read; a refusal costs no pooled request ──
+    let auth: RequestAuth | null = null;
+    let decision: AuthDecision | null = null;
+    if (this.auth.enabled) {
+      auth = this.scratchAuth;
+      auth.ticket = ++this.authTickets;
+      auth.pending = false;
+      auth.body = null;
+      decision = this.auth.begin(req, gate.routeKey, auth);
+      if (decision.kind === 'deny') {
+        writeReply(res, decision.reply);
+        this.auth.refused(decision, gate.routeKey, requestId, auth);
+        this.record(gate.routeKey, 'http', decision.outcome, startedAt);
+        return;
+      }
+    }
+    // ── end auth step ──
+    // Everything needed later is copied out of `req` now: it is invalid once this handler returns.
+    const r = this.requests.acquire();
+    r.startedAt = startedAt;
     r.routeKey = gate.routeKey;
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
@@ -140,11 +172,39 @@ export class McpEndpoint implements RequestSink {
       r.mcpName = req.getHeader('mcp-name');
       if (stripOws(r.mcpMethod) === 'tools/call') r.paramHeaders = paramHeaders(req);
     }
-    // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
-    r.requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    r.requestId = requestId;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
     r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
+    if (auth !== null) {
+      this.scratchAuth = r.auth ?? new RequestAuth();
+      r.auth = auth;
+      if (decision?.kind === 'pending') {
+        auth.pending = true;
+        const ticket = auth.ticket;
+        void decision.settled.then((d) => this.authSettled(r, auth, ticket, d));
+      }
+    } else if (r.auth !== null) r.auth.policy = null;
     r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+  }
+
+  /** A first-sight token verification finished: go on with the body, or refuse (auth step). */
+  private authSettled(r: McpRequest, auth: RequestAuth, ticket: number, d: AuthDecision): void {
+    // The request may have been aborted (and its object reused) while the token was checked.
+    if (r.auth !== auth || auth.ticket !== ticket || r.state !== 'reading' || r.aborted || r.res === null) return;
+    auth.pending = false;
+    const res = r.res;
+    const body = auth.body;
+    auth.body = null;
+    if (d.kind === 'deny') {
+      // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
+      res.cork(() => writeReply(res, d.reply, body === null));
+      this.auth.refused(d, r.routeKey, r.requestId, auth);
+      this.record(r.routeKey, 'http', d.outcome, r.startedAt);
+      if (body !== null) this.requests.release(r);
+      else r.state = 'free';
+      return;
+    }
+    if (body !== null) res.cork(() => this.onBody(r, body));
   }
 
   onBodyTooLarge(r: McpRequest): void {
@@ -172,7 +232,15 @@ export class McpEndpoint implements RequestSink {
     }
     const snapshot = r.snapshot;
     if (snapshot === null) return;
-    const decision = r.modern ? answerModernRequest(body, snapshot, r, this.freshness) : answerRequest(body, snapshot);
+    const auth = r.auth;
+    if (auth !== null && auth.pending) {
+      auth.body = body; // answered once the token is checked (authSettled)
+      return;
+    }
+    // The caller's tools/list is its precomputed variant of the snapshot's template (auth step).
+    const decision = r.modern
+      ? answerModernRequest(body, auth === null || auth.policy === null ? snapshot : this.auth.modernListSource(snapshot, auth.filter), r, this.freshness, this.limits)
+      : answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
       return;
@@ -212,6 +280,7 @@ export class McpEndpoint implements RequestSink {
     r.idText = call.idText;
     r.toolName = call.toolName;
     r.argumentsJson = call.argumentsJson;
+    r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
     r.modern = call.modern;
@@ -222,8 +291,21 @@ export class McpEndpoint implements RequestSink {
     r.clientCapabilitiesJson = call.clientCapabilitiesJson;
     r.inputResponsesJson = call.inputResponsesJson;
     r.requestStateJson = call.requestStateJson;
+    // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).
+    const auth = r.auth;
+    if (auth !== null && auth.policy !== null) {
+      const denied = this.auth.admitCall(r.routeKey, auth, r.requestId, call.idText, call.toolName);
+      if (denied !== null) {
+        writeReply(res, denied);
+        this.record(r.routeKey, 'tools/call', denied.status === 429 ? 'rate_limited' : 'forbidden', r.startedAt);
+        this.requests.release(r);
+        return;
+      }
+    }
+    r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
+    if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
     const why = REFUSAL[refusal];
     writeReply(res, {
       status: 503,
@@ -238,6 +320,7 @@ export class McpEndpoint implements RequestSink {
 
   private callDone(r: McpRequest, outcome: string): void {
     this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
+    if (r.auth !== null && r.auth.policy !== null) this.auth.callEnded(r.routeKey, r.auth, r.requestId, r.toolName, outcome);
     // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
     if (outcome === 'cancelled') r.state = 'free';
     else this.requests.release(r);

@@ -16,6 +16,7 @@ import type { ModernHead } from '../shared/protocol/answer-modern.js';
 import type { Refusal } from '../shared/protocol/gate.js';
 import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { statusLine } from '../shared/protocol/reply.js';
+import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
 const NO_PARAM_HEADERS: readonly ParamHeader[] = Object.freeze([]);
@@ -47,6 +48,8 @@ export class McpRequest implements CallRequest, ModernHead {
   mcpMethod = '';
   mcpName = '';
   paramHeaders: readonly ParamHeader[] = NO_PARAM_HEADERS;
+  /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
+  auth: RequestAuth | null = null;
   // CallRequest: what a tools/call hands its shard.
   routeKey = '';
   toolName = '';
@@ -63,6 +66,10 @@ export class McpRequest implements CallRequest, ModernHead {
   clientCapabilitiesJson = '';
   inputResponsesJson = '';
   requestStateJson = '';
+  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
+  identity = '';
+  /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
+  argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
   callId = 0;
   /** The JSON-RPC id as JSON text: only the acceptor writes the answer's envelope. */
@@ -117,6 +124,7 @@ export class McpRequest implements CallRequest, ModernHead {
     this.clientCapabilitiesJson = '';
     this.inputResponsesJson = '';
     this.requestStateJson = '';
+    this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);

@@ -8,6 +8,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { CatalogSource } from '../shared/catalog/types.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode } from '../shared/errors.js';
+import type { CircuitBoard } from './circuit-board.js';
 
 /**
  * `pending`: never built yet. `ready`: serving the latest catalog.
@@ -49,6 +50,7 @@ export class RouteStatusBoard {
   private registry: RegistryStatus = { portalUp: null, portalError: null, redisUp: null, redisProblems: {}, suspect: null, revision: null, source: null };
   private readonly stateGauge: Gauge<'state'>;
   private readonly toolsGauge: Gauge<'route'>;
+  private circuits: CircuitBoard | null = null;
 
   constructor(
     private readonly policy: GatewayConfig['health']['readiness'],
@@ -134,6 +136,11 @@ export class RouteStatusBoard {
     return this.registry;
   }
 
+  /** Shows Tool Service circuits in readiness (set once, at composition). */
+  attachCircuits(circuits: CircuitBoard): void {
+    this.circuits = circuits;
+  }
+
   /** Marks the initial load (every route tried once) as finished. */
   completeInitialLoad(): void {
     this.initialLoadComplete = true;
@@ -173,6 +180,8 @@ export class RouteStatusBoard {
       initialLoadComplete: this.initialLoadComplete,
       registry: this.registry,
       routes,
+      // Open circuits do not make a replica unready: the other services and routes serve.
+      toolServices: this.circuits?.render() ?? {},
     });
     return { status: ready ? 200 : 503, body };
   }

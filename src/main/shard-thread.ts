@@ -23,6 +23,8 @@ export interface ShardHooks {
   onCrash(index: number): void;
   /** A replacement runs with fresh channels (`topology.shardEnds(index)`); its routes must be installed again. */
   onRestart(index: number): void;
+  /** A Tool Service's circuit opened or closed on this shard. */
+  onCircuit(index: number, service: string, state: 'open' | 'closed' | 'half_open', at: number): void;
 }
 
 /** One supervised shard worker. */
@@ -37,7 +39,7 @@ export class ShardThread {
     config: GatewayConfig,
     topology: Topology,
     deps: SupervisorDeps,
-    hooks: ShardHooks,
+    private readonly hooks: ShardHooks,
   ) {
     this.supervisor = new Supervisor(
       {
@@ -106,7 +108,8 @@ export class ShardThread {
   }
 
   private onMessage(msg: ShardToMain): void {
-    if (msg.type === 'installed' || msg.type === 'install-failed') {
+    if (msg.type === 'circuit') this.hooks.onCircuit(this.index, msg.service, msg.state, msg.at);
+    else if (msg.type === 'installed' || msg.type === 'install-failed') {
       const waiter = this.installs.get(msg.routeKey);
       this.installs.delete(msg.routeKey);
       waiter?.(msg);

@@ -51,7 +51,14 @@ export interface CallRequest {
   logLevel: number;
   /** The client accepts `text/event-stream`: progress and log frames may be streamed. */
   sse: boolean;
-  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0011). */
+  /**
+   * Who called, for Tool Services whose credential profile opts in to
+   * `forwardIdentity`: JSON `{"sub":…,"claims":{…}}` (only claims some profile
+   * forwards), `''`/absent on open routes or when no profile forwards identity.
+   * Never a token.
+   */
+  identity?: string;
+  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0012). */
   modern: boolean;
   /** W3C `tracestate` / `baggage` (SEP-414, from `_meta`), `''` when absent. */
   tracestate: string;

@@ -45,6 +45,14 @@ export const GatewayErrorCode = {
   Internal: 'INTERNAL',
   /** A listener's port cannot be bound (in use by any process, no permission, address not local). */
   ListenFailed: 'LISTEN_FAILED',
+  /** A protected route got no credential, or one no provider of its policy accepts (401). */
+  Unauthenticated: 'UNAUTHENTICATED',
+  /** The caller is authenticated but no rule of the route's policy lets it use the route (403). */
+  Forbidden: 'FORBIDDEN',
+  /** A per-caller or per-route rate or concurrency limit is reached (429 + Retry-After). */
+  RateLimited: 'RATE_LIMITED',
+  /** A credential cannot be checked right now: JWKS unreachable, or too many first-sight checks in flight (503). */
+  AuthUnavailable: 'AUTH_UNAVAILABLE',
   /** An acceptor thread already holds `subscriptions.maxPerAcceptor` open `subscriptions/listen` streams. */
   SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
 } as const;

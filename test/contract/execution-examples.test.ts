@@ -82,7 +82,7 @@ describe('Tool execution v1 golden examples (docs/contracts/examples/execution)'
       params['_meta'] = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': call.clientCapabilities ?? {}, ...call.meta };
     }
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
-    const eraHeaders = modern ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': example.tool.name } : {};
+    const eraHeaders: Record<string, string> = modern ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': example.tool.name } : {};
     const headers = { 'content-type': 'application/json', accept: 'application/json', ...eraHeaders, ...call.headers };
 
     const got = await exchange(gw, { method: 'POST', path: `/mcp/${example.route}`, headers, body });

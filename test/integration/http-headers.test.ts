@@ -80,7 +80,7 @@ describe('header rules on the default loopback bind', () => {
       const answer = await mcpPost(gw, 'core', LIST, { 'mcp-protocol-version': v });
       expectRefused(answer, 400, /Unsupported protocol version/);
       expect(rpcError(answer).code).toBe(-32022);
-      expect((answer.json as { id: unknown }).id).toBe((LIST as { id: unknown }).id);
+      expect((answer.json as { id: unknown }).id).toBe((JSON.parse(LIST) as { id: unknown }).id);
       expect((rpcError(answer) as { data?: unknown }).data).toEqual({ supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: v });
     }
   });

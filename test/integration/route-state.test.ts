@@ -53,7 +53,7 @@ function rig(): Rig {
   const deps = { log, restarts: new Counter({ name: 'restarts', help: 'x', labelNames: ['kind'] as const, registers: [registry] }) };
   const board = new RouteStatusBoard('initial-load', registry);
   const topology = new Topology(1, 1, 64 * 1024);
-  const shard = new ShardThread(0, config, topology, deps, { onCrash: () => undefined, onRestart: () => undefined });
+  const shard = new ShardThread(0, config, topology, deps, { onCrash: () => undefined, onRestart: () => undefined, onCircuit: () => undefined });
   const acceptor = new Acceptor({
     index: 0,
     config,

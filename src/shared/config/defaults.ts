@@ -3,6 +3,7 @@
  * default runs the gateway against the bundled demo Tool Service with no
  * Portal or Redis.
  */
+import { AUTH_DEFAULTS } from '../auth/config-schema.js';
 import type { GatewayConfig } from './schema.js';
 
 /** The port the bundled demo Tool Service listens on for `npm start`. */
@@ -41,18 +42,20 @@ export const DEFAULTS: GatewayConfig = {
     defaultTimeoutMs: 30_000,
     maxTimeoutMs: 120_000,
     maxResponseBytes: 16 * 1024 * 1024,
+    maxArgumentsDepth: 64,
     connectionsPerService: 64,
     maxQueuedCallsPerService: 1024,
     connectTimeoutMs: 10_000,
     keepAliveTimeoutMs: 4_000,
     maxResponseHeaderBytes: 16 * 1024,
     allowedExecutionOrigins: [],
-    bulkhead: { maxConcurrentPerService: 128, maxQueuedPerService: 512 },
+    bulkhead: { maxConcurrentPerService: 64, maxQueuedPerService: 512 },
     circuitBreaker: { consecutiveFailures: 5, failureRatio: 0.5, minimumCalls: 20, windowMs: 10_000, openMs: 5_000, halfOpenProbes: 1 },
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
   subscriptions: { maxPerAcceptor: 1_000, keepAliveMs: 15_000 },
   health: { readiness: 'initial-load' },
+  auth: AUTH_DEFAULTS,
   log: { level: 'info' },
 };

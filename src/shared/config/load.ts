@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Compile } from 'typebox/compile';
 import { parse as parseYaml } from 'yaml';
+import { authConfigProblems } from '../auth/config-schema.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
 import { cpuBudget } from './cpu-budget.js';
 import { DEFAULTS } from './defaults.js';
@@ -285,6 +286,7 @@ function semanticProblems(config: GatewayConfig): string[] {
       if (normaliseOrigin(entry.baseUrl) === null) problems.push(`${at}[${i}].baseUrl: must be an absolute http(s) URL`);
     });
   }
+  problems.push(...authConfigProblems(config.auth, routeKeyRe));
   return problems;
 }
 

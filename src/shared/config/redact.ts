@@ -29,6 +29,7 @@ export const SECRET_KEY_WORDS: readonly string[] = Object.freeze([
   'credentials',
   'authorization',
   'cookie',
+  'keyHashes',
 ]);
 
 /** What a redacted value is replaced with. */

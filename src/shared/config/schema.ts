@@ -4,6 +4,7 @@
  * with its default and environment variable, and a contract test keeps the two in step.
  */
 import Type, { type Static } from 'typebox';
+import { AuthConfigSchema } from '../auth/config-schema.js';
 
 /** Route keys are lowercase DNS labels (docs/contracts/mcp-endpoint.md). */
 export const ROUTE_KEY_PATTERN = '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$';
@@ -92,6 +93,8 @@ export const ConfigSchema = Type.Object(
         defaultTimeoutMs: PositiveInt(1, 3_600_000),
         maxTimeoutMs: PositiveInt(1, 3_600_000),
         maxResponseBytes: PositiveInt(256, 1024 * 1024 * 1024),
+        /** Deepest nesting of objects/arrays in `tools/call` arguments; deeper is -32602 before any hop. */
+        maxArgumentsDepth: PositiveInt(1, 10_000),
         connectionsPerService: PositiveInt(1, 4096),
         /** Calls waiting for a connection to one Tool Service (per shard) before a call is refused as busy. */
         maxQueuedCallsPerService: PositiveInt(0, 1_000_000),
@@ -164,6 +167,8 @@ export const ConfigSchema = Type.Object(
       { readiness: Type.Union([Type.Literal('initial-load'), Type.Literal('all-routes')]) },
       { additionalProperties: false },
     ),
+    /** Inbound authentication, per-route policies and rate limits, upstream credentials (src/shared/auth/config-schema.ts). */
+    auth: AuthConfigSchema,
     log: Type.Object(
       {
         level: Type.Union([

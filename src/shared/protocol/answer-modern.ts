@@ -26,7 +26,8 @@
  */
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { JsonRpcErrorCode } from '../errors.js';
-import type { Decision, ForwardCall } from './answer.js';
+import { DEFAULT_LIMITS, type AnswerLimits, type Decision, type ForwardCall } from './answer.js';
+import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
 import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
 import { decodeHeaderValue, mcpNameField, paramHeaderMismatch, type ParamHeader } from './header-values.js';
 import { exactId } from './id-text.js';
@@ -111,7 +112,13 @@ export function freshnessMs(builtAt: number, policy: FreshnessPolicy): number {
 }
 
 /** Decides the answer to one 2026-07-28 request body for a route whose snapshot is `route`. */
-export function answerModernRequest(body: Uint8Array, route: ModernListSource, head: ModernHead, freshness: FreshnessPolicy): ModernDecision {
+export function answerModernRequest(
+  body: Uint8Array,
+  route: ModernListSource,
+  head: ModernHead,
+  freshness: FreshnessPolicy,
+  limits: AnswerLimits = DEFAULT_LIMITS,
+): ModernDecision {
   let message: unknown;
   try {
     message = JSON.parse(decoder.decode(body));
@@ -182,7 +189,7 @@ export function answerModernRequest(body: Uint8Array, route: ModernListSource, h
         outcome: 'ok',
       };
     case 'tools/call':
-      return modernToolsCall(message.id, id, p, m, capabilities, route, head);
+      return modernToolsCall(message.id, id, p, m, capabilities, route, head, body, limits);
     case 'subscriptions/listen': {
       const filter = p['notifications'];
       if (!isObject(filter)) return fail(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: subscriptions/listen needs params.notifications (an object)', method, 200);
@@ -203,6 +210,8 @@ function modernToolsCall(
   capabilities: Record<string, unknown>,
   route: ModernListSource,
   head: ModernHead,
+  body: Uint8Array,
+  limits: AnswerLimits,
 ): Decision {
   const method = 'tools/call';
   const name = p['name'];
@@ -227,11 +236,18 @@ function modernToolsCall(
     const wrong = paramHeaderMismatch(declared, args, head.paramHeaders);
     if (wrong !== null) return mismatch(id, method, wrong);
   }
-  let argumentsJson: string;
-  try {
-    argumentsJson = JSON.stringify(args);
-  } catch {
-    return fail(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method, 200);
+  // As on the legacy path (answer.ts): the client's bytes are spliced, and nesting is bounded for the Tool Service.
+  const argumentsBytes = p['arguments'] === undefined ? null : argumentsBytesIn(body);
+  let argumentsJson = '{}';
+  if (argumentsBytes === null && p['arguments'] !== undefined) {
+    try {
+      argumentsJson = JSON.stringify(args);
+    } catch {
+      return fail(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method, 200);
+    }
+  }
+  if (nestsDeeperThan(argumentsBytes ?? Buffer.from(argumentsJson), limits.maxArgumentsDepth)) {
+    return fail(id, JsonRpcErrorCode.InvalidParams, `Invalid params: params.arguments nests deeper than ${limits.maxArgumentsDepth} levels (tools.maxArgumentsDepth)`, method, 200);
   }
   const token = meta['progressToken'];
   const level = meta[META.logLevel];
@@ -242,6 +258,7 @@ function modernToolsCall(
     id: rawId,
     idText: encodeId(id),
     toolName: name,
+    argumentsBytes,
     argumentsJson,
     progressTokenJson: typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? JSON.stringify(token) : '',
     logLevel: isMcpLogLevel(level) ? MCP_LOG_LEVELS.indexOf(level) : -1,

@@ -5,8 +5,10 @@
  * comes back as a `forward` decision for the owning shard. Bytes in,
  * decision out: no HTTP server, no threads.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
+import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
 import { exactId } from './id-text.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
 import { INITIALIZE_PROTOCOL_VERSIONS, isNegotiableProtocolVersion, LATEST_LEGACY_PROTOCOL_VERSION, LEGACY_SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './mcp.js';
@@ -26,7 +28,12 @@ export interface ForwardCall {
   /** The id as parsed (notifications/cancelled names it). */
   id: RequestId;
   toolName: string;
-  /** JSON text of `params.arguments` (`{}` when absent). */
+  /**
+   * The client's own bytes of `params.arguments` (a view into the body), or
+   * null — then `argumentsJson` holds them (`{}` when absent, or serialised
+   * when the bytes could not be located).
+   */
+  argumentsBytes: Uint8Array | null;
   argumentsJson: string;
   /** JSON text of `params._meta.progressToken`, `''` when absent or not a string/number. */
   progressTokenJson: string;
@@ -75,8 +82,17 @@ function ok(method: string, reply: Reply): Decision {
   return { kind: 'reply', reply, method, outcome: 'ok' };
 }
 
+/** Limits the decision enforces (from the configuration). */
+export interface AnswerLimits {
+  /** `tools.maxArgumentsDepth`: deepest nesting of objects/arrays in `tools/call` arguments. */
+  maxArgumentsDepth: number;
+}
+
+/** The configuration's default limits (tests and callers without a config). */
+export const DEFAULT_LIMITS: AnswerLimits = { maxArgumentsDepth: DEFAULTS.tools.maxArgumentsDepth };
+
 /** Decides the answer to one request body for a route whose snapshot is `route`. */
-export function answerRequest(body: Uint8Array, route: ListSource): Decision {
+export function answerRequest(body: Uint8Array, route: ListSource, limits: AnswerLimits = DEFAULT_LIMITS): Decision {
   let message: unknown;
   try {
     message = JSON.parse(decoder.decode(body));
@@ -113,7 +129,7 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
       // One page holds the whole catalog; a cursor is accepted and ignored (there is no second page).
       return ok(method, { status: 200, contentType: 'application/json', body: route.listTemplate, bodyTail: encodeId(id) + '}' });
     case 'tools/call':
-      return toolsCall(message.id, id, p);
+      return toolsCall(message.id, id, p, body, limits);
     case 'initialize': {
       const requested = p?.['protocolVersion'];
       if (typeof requested !== 'string') {
@@ -138,7 +154,7 @@ export function answerRequest(body: Uint8Array, route: ListSource): Decision {
 }
 
 /** Checks `tools/call` params on the acceptor, so that no malformed call costs a hop to a shard. */
-function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<string, unknown> | undefined): Decision {
+function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<string, unknown> | undefined, body: Uint8Array, limits: AnswerLimits): Decision {
   const method = 'tools/call';
   if (params === undefined) return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: tools/call needs params {name, arguments}', method);
   const name = params['name'];
@@ -147,12 +163,20 @@ function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<str
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments must be an object', method);
   }
-  let argumentsJson: string;
-  try {
-    argumentsJson = JSON.stringify(args);
-  } catch {
-    // JSON.parse is iterative, JSON.stringify recursive: only pathological nesting gets here.
-    return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method);
+  // The client's bytes are spliced as they are; serialising the parsed object costs more than finding them.
+  const argumentsBytes = params['arguments'] === undefined ? null : argumentsBytesIn(body);
+  let argumentsJson = '{}';
+  if (argumentsBytes === null && params['arguments'] !== undefined) {
+    try {
+      argumentsJson = JSON.stringify(args);
+    } catch {
+      // JSON.parse is iterative, JSON.stringify recursive: only pathological nesting gets here.
+      return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method);
+    }
+  }
+  // Tool Services are spared documents nested deeper than the configured bound (many parsers recurse).
+  if (nestsDeeperThan(argumentsBytes ?? Buffer.from(argumentsJson), limits.maxArgumentsDepth)) {
+    return error(id, JsonRpcErrorCode.InvalidParams, `Invalid params: params.arguments nests deeper than ${limits.maxArgumentsDepth} levels (tools.maxArgumentsDepth)`, method);
   }
   const meta = params['_meta'];
   let progressTokenJson = '';
@@ -180,6 +204,7 @@ function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<str
     id: rawId,
     idText: encodeId(id),
     toolName: name,
+    argumentsBytes,
     argumentsJson,
     progressTokenJson,
     logLevel,

@@ -132,6 +132,23 @@ const LIST_SUFFIX = ',"id":';
 const MODERN_LIST_PREFIX = `{"jsonrpc":"2.0","result":{${COMPLETE_RESULT_HEAD}`;
 const MODERN_LIST_SUFFIX = `,"cacheScope":"${CACHE_SCOPE}","ttlMs":`;
 
+/**
+ * A modern `tools/list` template whose `cacheScope` is `"private"`: for a
+ * protected route, whose list is not to be shared across authorization
+ * contexts (server/utilities/caching.mdx "Choosing a Cache Scope"; ADR-0012).
+ * Built once per template (the auth step keeps it), never per request.
+ */
+export function privateModernTemplate(template: Uint8Array): Uint8Array {
+  const pub = Buffer.from(MODERN_LIST_SUFFIX);
+  const end = template.length - pub.length;
+  if (end < 0 || !Buffer.from(template.buffer, template.byteOffset + end, pub.length).equals(pub)) throw new Error('not a 2026-07-28 tools/list template');
+  const priv = Buffer.from(`,"cacheScope":"private","ttlMs":`);
+  const out = new Uint8Array(end + priv.length);
+  out.set(template.subarray(0, end), 0);
+  out.set(priv, end);
+  return out;
+}
+
 /** Which protocol era a `tools/list` presentation is for. */
 export type ListEra = 'legacy' | 'modern';
 

@@ -11,22 +11,24 @@
  *  0      1      2      3      4             8
  *  +------+------+------+------+-------------+--------------------------------+
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
- *  |  =1  | b0=sse| +1  | = 12 |             |                                |
+ *  |  =1  | b0=sse| +1  | = 13 |             |                                |
  *  |      | b1=2026-07-28      |             |                                |
  *  |      | b2=extended        |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
- *  | route | tool name | arguments JSON | x-request-id | session id | traceparent | progressToken JSON |
+ *  | route | x-request-id | session id | traceparent | tool name | progressToken JSON | arguments JSON | identity JSON |
  *  | tracestate | baggage | clientCapabilities JSON | inputResponses JSON | requestState JSON |
- *  +-----------------------------------------------------------------------------------------------+
+ *  +--------------------------------------------------------------------------------------------------------------+
  * ```
- * Fields are in {@link CallField} order; route key, request id, session id,
- * traceparent, tracestate and baggage are ASCII (validated at the edge) and
- * travel as latin1, the rest as UTF-8. `level` is the request's log level
- * index + 1 (0 = none).
+ * Fields are in {@link CallField} order; route key, request id, session id
+ * and traceparent are ASCII (validated at the edge) and travel as one latin1
+ * block, the rest as UTF-8; the arguments are the client's own bytes when
+ * the acceptor could splice them (`arguments-span.ts`). `level` is the request's log level index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
- * appended compatibly. `extended` is set when any of the five fields after
- * the first version's seven is non-empty: the legacy call leaves it clear and
- * its decoder reads none of them (the legacy path keeps its cost).
+ * appended compatibly. The five fields after identity (ADR-0012: trace
+ * context from `_meta`, MRTR pass-through) are present in the header of
+ * every frame, but `extended` is set only when one of them is non-empty: the
+ * common legacy call leaves it clear and its decoder reads none of them.
+ * tracestate and baggage are ASCII (latin1), the rest UTF-8.
  *
  * Cancel frame, acceptor → shard: `kind = 2`, three zero bytes, `callId` —
  * it travels in the same ring as the call, so it can never overtake it.
@@ -47,6 +49,7 @@
  */
 import assert from 'node:assert';
 import type { CallRequest } from '../calls.js';
+import { readLatin1, readUtf8, writeLatin1, writeUtf8 } from './buffer-text.js';
 import type { RingWriter } from './ring-writer.js';
 
 /** Where an encoder writes one frame: a {@link RingWriter} (tests use a plain buffer). */
@@ -70,86 +73,97 @@ export const CallKind = { Call: 1, Cancel: 2 } as const;
 export const ResultKind = { Result: 1, Error: 2, Event: 3, StreamStart: 4 } as const;
 export type ResultKind = (typeof ResultKind)[keyof typeof ResultKind];
 
-/** Field order of a call frame. */
+/**
+ * Field order of a call frame: the ASCII fields first and contiguous (one
+ * latin1 write, one latin1 read), then the UTF-8 ones.
+ */
 const enum CallField {
   Route = 0,
-  Tool = 1,
-  Arguments = 2,
-  RequestId = 3,
-  SessionId = 4,
-  Traceparent = 5,
-  ProgressToken = 6,
-  Tracestate = 7,
-  Baggage = 8,
-  ClientCapabilities = 9,
-  InputResponses = 10,
-  RequestState = 11,
+  RequestId = 1,
+  SessionId = 2,
+  Traceparent = 3,
+  Tool = 4,
+  ProgressToken = 5,
+  Arguments = 6,
+  /** Caller identity for Tool Services that opt in (`CallRequest.identity`); appended, so 7-field frames still decode. */
+  Identity = 7,
+  /** W3C tracestate / baggage (SEP-414), then the MRTR members; appended by ADR-0012. */
+  Tracestate = 8,
+  Baggage = 9,
+  ClientCapabilities = 10,
+  InputResponses = 11,
+  RequestState = 12,
 }
-const CALL_FIELDS = 12;
-/** Fields of the first frame version: a decoder still reads a frame that has only these. */
+const CALL_FIELDS = 13;
+/** Frames written before the identity field existed carry 7 fields. */
 const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
 const FLAG_MODERN = 2;
-/** Set when any field after the first version's seven is non-empty; a decoder skips them all when it is clear. */
+/** Set when a field after identity is non-empty; a decoder skips them all when it is clear. */
 const FLAG_EXTENDED = 4;
 const CANCEL_BYTES = 8;
 /** Result frame header bytes. */
 export const RESULT_HEAD = 12;
 
-/** Appends a call frame; false when the sink refused it (nothing was written). */
-export function writeCall(sink: FrameSink, callId: number, req: CallRequest): boolean {
-  const routeLen = req.routeKey.length;
+/**
+ * Appends a call frame; false when the sink refused it (nothing was
+ * written). `argumentsBytes`, when given, are the arguments' JSON bytes as
+ * the client sent them (copied as they are); else `req.argumentsJson` is
+ * encoded.
+ */
+export function writeCall(sink: FrameSink, callId: number, req: CallRequest, argumentsBytes: Uint8Array | null = null): boolean {
+  const ascii = req.routeKey.length + req.requestId.length + req.sessionId.length + req.traceparent.length;
   const toolLen = Buffer.byteLength(req.toolName, 'utf8');
-  const argsLen = Buffer.byteLength(req.argumentsJson, 'utf8');
-  const ridLen = req.requestId.length;
-  const sidLen = req.sessionId.length;
-  const tpLen = req.traceparent.length;
-  const ptLen = Buffer.byteLength(req.progressTokenJson, 'utf8');
+  const ptLen = req.progressTokenJson.length === 0 ? 0 : Buffer.byteLength(req.progressTokenJson, 'utf8');
+  const argsLen = argumentsBytes !== null ? argumentsBytes.length : Buffer.byteLength(req.argumentsJson, 'utf8');
+  const identity = req.identity ?? '';
+  const idLen = identity.length === 0 ? 0 : Buffer.byteLength(identity, 'utf8');
   const tsLen = req.tracestate.length;
   const bgLen = req.baggage.length;
   // Empty on legacy calls: byteLength of '' is skipped.
-  const capLen = req.clientCapabilitiesJson === '' ? 0 : Buffer.byteLength(req.clientCapabilitiesJson, 'utf8');
-  const irLen = req.inputResponsesJson === '' ? 0 : Buffer.byteLength(req.inputResponsesJson, 'utf8');
-  const rsLen = req.requestStateJson === '' ? 0 : Buffer.byteLength(req.requestStateJson, 'utf8');
-  const at = sink.reserve(CALL_HEAD + routeLen + toolLen + argsLen + ridLen + sidLen + tpLen + ptLen + tsLen + bgLen + capLen + irLen + rsLen);
+  const capLen = req.clientCapabilitiesJson.length === 0 ? 0 : Buffer.byteLength(req.clientCapabilitiesJson, 'utf8');
+  const irLen = req.inputResponsesJson.length === 0 ? 0 : Buffer.byteLength(req.inputResponsesJson, 'utf8');
+  const rsLen = req.requestStateJson.length === 0 ? 0 : Buffer.byteLength(req.requestStateJson, 'utf8');
+  const extended = (tsLen | bgLen | capLen | irLen | rsLen) !== 0;
+  const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen + idLen + tsLen + bgLen + capLen + irLen + rsLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
-  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (req.modern ? FLAG_MODERN : 0);
+  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (req.modern ? FLAG_MODERN : 0) | (extended ? FLAG_EXTENDED : 0);
   b[at + 2] = req.logLevel + 1;
   b[at + 3] = CALL_FIELDS;
   b.writeUInt32LE(callId, at + 4);
-  b.writeUInt32LE(routeLen, at + 8);
-  b.writeUInt32LE(toolLen, at + 12);
-  b.writeUInt32LE(argsLen, at + 16);
-  b.writeUInt32LE(ridLen, at + 20);
-  b.writeUInt32LE(sidLen, at + 24);
-  b.writeUInt32LE(tpLen, at + 28);
-  b.writeUInt32LE(ptLen, at + 32);
+  b.writeUInt32LE(req.routeKey.length, at + 8);
+  b.writeUInt32LE(req.requestId.length, at + 12);
+  b.writeUInt32LE(req.sessionId.length, at + 16);
+  b.writeUInt32LE(req.traceparent.length, at + 20);
+  b.writeUInt32LE(toolLen, at + 24);
+  b.writeUInt32LE(ptLen, at + 28);
+  b.writeUInt32LE(argsLen, at + 32);
+  b.writeUInt32LE(idLen, at + 36);
   let o = at + CALL_HEAD;
-  o += b.write(req.routeKey, o, routeLen, 'latin1');
-  o += b.write(req.toolName, o, toolLen, 'utf8');
-  o += b.write(req.argumentsJson, o, argsLen, 'utf8');
-  o += b.write(req.requestId, o, ridLen, 'latin1');
-  o += b.write(req.sessionId, o, sidLen, 'latin1');
-  o += b.write(req.traceparent, o, tpLen, 'latin1');
-  o += b.write(req.progressTokenJson, o, ptLen, 'utf8');
-  if ((tsLen | bgLen | capLen | irLen | rsLen) === 0) {
-    // The common legacy call: zero lengths, byte by byte (cheaper than five u32 writes), and no FLAG_EXTENDED.
-    for (let i = at + 36; i < at + CALL_HEAD; i++) b[i] = 0;
+  o += writeLatin1(b, req.routeKey + req.requestId + req.sessionId + req.traceparent, o);
+  o += writeUtf8(b, req.toolName, o, toolLen);
+  if (ptLen > 0) o += writeUtf8(b, req.progressTokenJson, o, ptLen);
+  if (argumentsBytes !== null) b.set(argumentsBytes, o);
+  else writeUtf8(b, req.argumentsJson, o, argsLen);
+  o += argsLen;
+  if (idLen > 0) o += writeUtf8(b, identity, o, idLen);
+  if (!extended) {
+    // The common legacy call: zero lengths byte by byte (cheaper than five u32 writes).
+    for (let i = at + 40; i < at + CALL_HEAD; i++) b[i] = 0;
   } else {
-    b[at + 1] = (b[at + 1] as number) | FLAG_EXTENDED;
-    b.writeUInt32LE(tsLen, at + 36);
-    b.writeUInt32LE(bgLen, at + 40);
-    b.writeUInt32LE(capLen, at + 44);
-    b.writeUInt32LE(irLen, at + 48);
-    b.writeUInt32LE(rsLen, at + 52);
-    if (tsLen > 0) o += b.write(req.tracestate, o, tsLen, 'latin1');
-    if (bgLen > 0) o += b.write(req.baggage, o, bgLen, 'latin1');
-    if (capLen > 0) o += b.write(req.clientCapabilitiesJson, o, capLen, 'utf8');
-    if (irLen > 0) o += b.write(req.inputResponsesJson, o, irLen, 'utf8');
-    if (rsLen > 0) o += b.write(req.requestStateJson, o, rsLen, 'utf8');
+    b.writeUInt32LE(tsLen, at + 40);
+    b.writeUInt32LE(bgLen, at + 44);
+    b.writeUInt32LE(capLen, at + 48);
+    b.writeUInt32LE(irLen, at + 52);
+    b.writeUInt32LE(rsLen, at + 56);
+    if (tsLen > 0) o += writeLatin1(b, req.tracestate, o);
+    if (bgLen > 0) o += writeLatin1(b, req.baggage, o);
+    if (capLen > 0) o += writeUtf8(b, req.clientCapabilitiesJson, o, capLen);
+    if (irLen > 0) o += writeUtf8(b, req.inputResponsesJson, o, irLen);
+    if (rsLen > 0) writeUtf8(b, req.requestStateJson, o, rsLen);
   }
   sink.commit();
   return true;
@@ -188,37 +202,40 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.modern = (flags & FLAG_MODERN) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
   const lengths = offset + 8;
+  const routeLen = buf.readUInt32LE(lengths + 4 * CallField.Route);
+  const ridLen = buf.readUInt32LE(lengths + 4 * CallField.RequestId);
+  const sidLen = buf.readUInt32LE(lengths + 4 * CallField.SessionId);
+  const tpLen = buf.readUInt32LE(lengths + 4 * CallField.Traceparent);
+  const toolLen = buf.readUInt32LE(lengths + 4 * CallField.Tool);
+  const ptLen = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
+  const argsLen = buf.readUInt32LE(lengths + 4 * CallField.Arguments);
+  const idLen = fields > CallField.Identity ? buf.readUInt32LE(lengths + 4 * CallField.Identity) : 0;
   let o = lengths + 4 * fields;
-  let n = buf.readUInt32LE(lengths + 4 * CallField.Route);
-  into.routeKey = buf.toString('latin1', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.Tool);
-  into.toolName = buf.toString('utf8', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.Arguments);
-  into.argumentsJson = buf.toString('utf8', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.RequestId);
-  into.requestId = buf.toString('latin1', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.SessionId);
-  into.sessionId = buf.toString('latin1', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.Traceparent);
-  into.traceparent = buf.toString('latin1', o, (o += n));
-  n = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
-  into.progressTokenJson = buf.toString('utf8', o, (o += n));
-  // Fields appended after the first version: absent in an older frame, '' when empty (no string is built).
+  assert(o + routeLen + ridLen + sidLen + tpLen + toolLen + ptLen + argsLen + idLen <= offset + length, 'call frame fields overrun the frame');
+  const ascii = readLatin1(buf, o, (o += routeLen + ridLen + sidLen + tpLen));
+  into.routeKey = ascii.slice(0, routeLen);
+  into.requestId = ascii.slice(routeLen, routeLen + ridLen);
+  into.sessionId = ascii.slice(routeLen + ridLen, routeLen + ridLen + sidLen);
+  into.traceparent = ascii.slice(routeLen + ridLen + sidLen);
+  into.toolName = readUtf8(buf, o, (o += toolLen));
+  into.progressTokenJson = ptLen === 0 ? '' : readUtf8(buf, o, (o += ptLen));
+  into.argumentsJson = readUtf8(buf, o, (o += argsLen));
+  into.identity = idLen === 0 ? '' : readUtf8(buf, o, (o += idLen));
   if (fields < CALL_FIELDS || (flags & FLAG_EXTENDED) === 0) {
     into.tracestate = into.baggage = into.clientCapabilitiesJson = into.inputResponsesJson = into.requestStateJson = '';
-  } else {
-    n = buf.readUInt32LE(lengths + 4 * CallField.Tracestate);
-    into.tracestate = n === 0 ? '' : buf.toString('latin1', o, (o += n));
-    n = buf.readUInt32LE(lengths + 4 * CallField.Baggage);
-    into.baggage = n === 0 ? '' : buf.toString('latin1', o, (o += n));
-    n = buf.readUInt32LE(lengths + 4 * CallField.ClientCapabilities);
-    into.clientCapabilitiesJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
-    n = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
-    into.inputResponsesJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
-    n = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
-    into.requestStateJson = n === 0 ? '' : buf.toString('utf8', o, (o += n));
+    return;
   }
-  assert(o <= offset + length, 'call frame fields overrun the frame');
+  const tsLen = buf.readUInt32LE(lengths + 4 * CallField.Tracestate);
+  const bgLen = buf.readUInt32LE(lengths + 4 * CallField.Baggage);
+  const capLen = buf.readUInt32LE(lengths + 4 * CallField.ClientCapabilities);
+  const irLen = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
+  const rsLen = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
+  assert(o + tsLen + bgLen + capLen + irLen + rsLen <= offset + length, 'call frame fields overrun the frame');
+  into.tracestate = tsLen === 0 ? '' : readLatin1(buf, o, (o += tsLen));
+  into.baggage = bgLen === 0 ? '' : readLatin1(buf, o, (o += bgLen));
+  into.clientCapabilitiesJson = capLen === 0 ? '' : readUtf8(buf, o, (o += capLen));
+  into.inputResponsesJson = irLen === 0 ? '' : readUtf8(buf, o, (o += irLen));
+  into.requestStateJson = rsLen === 0 ? '' : readUtf8(buf, o, o + rsLen);
 }
 
 /** Appends a result-direction frame; false when the sink refused it. */
@@ -232,7 +249,7 @@ export function writeResult(sink: FrameSink, kind: ResultKind, callId: number, o
   b.writeUInt16LE(status, at + 2);
   b.writeUInt32LE(callId, at + 4);
   b.writeUInt32LE(payloadLen, at + 8);
-  if (payloadLen > 0) b.write(payload, at + RESULT_HEAD, payloadLen, 'utf8');
+  if (payloadLen > 0) writeUtf8(b, payload, at + RESULT_HEAD, payloadLen);
   sink.commit();
   return true;
 }

@@ -102,6 +102,8 @@ export type MainToShard =
 export type ShardToMain =
   | { type: 'installed'; routeKey: string }
   | { type: 'install-failed'; routeKey: string; error: WireError }
+  /** A Tool Service's circuit opened or closed on this shard (`at`: epoch ms; an open one turns half-open after `tools.circuitBreaker.openMs`). */
+  | { type: 'circuit'; service: string; state: 'open' | 'closed' | 'half_open'; at: number }
   | { type: 'metrics'; requestId: number; metrics: MetricObjectJson[] }
   | { type: 'closed' };
 

@@ -9,6 +9,7 @@
 import { request } from 'undici';
 import type { ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
+import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
 /** What a conditional manifest fetch produced. */
 export type ManifestFetch = { kind: 'not-modified' } | { kind: 'manifest'; manifest: unknown; etag: string | null };
@@ -20,7 +21,7 @@ export type ManifestFetch = { kind: 'not-modified' } | { kind: 'manifest'; manif
  */
 export async function fetchManifestIfChanged(
   entry: ServiceEntry,
-  options: { timeoutMs: number; maxBytes: number; etag: string | null },
+  options: { timeoutMs: number; maxBytes: number; etag: string | null; upstreamAuth?: RefreshUpstreamAuth },
 ): Promise<ManifestFetch> {
   const url = manifestUrl(entry);
   const unreachable = (why: string): GatewayError =>
@@ -28,10 +29,13 @@ export async function fetchManifestIfChanged(
   let text: string;
   let etag: string | null;
   try {
+    // The Tool Service origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
+    const auth = options.upstreamAuth?.forUrl(url);
     const res = await request(url, {
       method: 'GET',
-      headers: { accept: 'application/json', ...(options.etag !== null ? { 'if-none-match': options.etag } : {}) },
+      headers: { ...auth?.headers, accept: 'application/json', ...(options.etag !== null ? { 'if-none-match': options.etag } : {}) },
       signal: AbortSignal.timeout(options.timeoutMs),
+      ...(auth?.dispatcher !== undefined ? { dispatcher: auth.dispatcher } : {}),
     });
     if (res.statusCode === 304 && options.etag !== null) {
       await res.body.dump();

@@ -15,6 +15,7 @@ import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import { fetchManifestIfChanged } from './fetch-manifest.js';
+import type { RefreshUpstreamAuth } from './upstream-auth.js';
 import { Semaphore } from './semaphore.js';
 
 /** Why a Tool Service's tools are not fresh this cycle. */
@@ -44,6 +45,8 @@ export interface ManifestCacheDeps {
   log: BugLog;
   /** The fetch (a seam for tests that need a fetch to fail unexpectedly); default {@link fetchManifestIfChanged}. */
   fetch?: typeof fetchManifestIfChanged;
+  /** Credentials per Tool Service origin (auth.upstream.profiles). */
+  upstreamAuth?: RefreshUpstreamAuth;
 }
 
 /** Per Tool Service: the last good tools and the backoff state. */
@@ -121,6 +124,7 @@ export class ManifestCache {
           timeoutMs: catalog.manifestTimeoutMs,
           maxBytes: catalog.maxManifestBytes,
           etag: s.tools !== null ? s.etag : null,
+          ...(this.deps.upstreamAuth ? { upstreamAuth: this.deps.upstreamAuth } : {}),
         });
         if (fetched.kind === 'not-modified' && s.tools !== null) {
           Object.assign(s, { failures: 0, nextAttemptAt: 0, lastError: null });

@@ -6,6 +6,7 @@
 import { request } from 'undici';
 import { readLimited } from './fetch-manifest.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
+import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
 /** What one poll of the Portal produced. */
 export type PortalPoll = { kind: 'unchanged' } | { kind: 'document'; document: unknown; etag: string | null };
@@ -14,7 +15,7 @@ export type PortalPoll = { kind: 'unchanged' } | { kind: 'document'; document: u
 export class PortalClient {
   private etag: string | null = null;
 
-  constructor(private readonly options: { url: string; timeoutMs: number; maxBytes: number }) {}
+  constructor(private readonly options: { url: string; timeoutMs: number; maxBytes: number; upstreamAuth?: RefreshUpstreamAuth }) {}
 
   /** Forgets the ETag (the next poll fetches the whole document), e.g. after a suspect document. */
   resetEtag(): void {
@@ -28,10 +29,13 @@ export class PortalClient {
     let text: string;
     let etag: string | null;
     try {
+      // The Portal origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
+      const auth = this.options.upstreamAuth?.forUrl(url);
       const res = await request(url, {
         method: 'GET',
-        headers: { accept: 'application/json', ...(this.etag !== null ? { 'if-none-match': this.etag } : {}) },
+        headers: { ...auth?.headers, accept: 'application/json', ...(this.etag !== null ? { 'if-none-match': this.etag } : {}) },
         signal: AbortSignal.timeout(timeoutMs),
+        ...(auth?.dispatcher !== undefined ? { dispatcher: auth.dispatcher } : {}),
       });
       if (res.statusCode === 304 && this.etag !== null) {
         await res.body.dump();

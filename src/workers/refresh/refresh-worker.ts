@@ -11,9 +11,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { GatewayErrorCode } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
 import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../../shared/threads/messages.js';
+import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import { PortalClient } from './portal-client.js';
 import { RedisStore } from './redis-store.js';
 import { Refresher } from './refresher.js';
+import { RefreshUpstreamAuth } from './upstream-auth.js';
 
 if (parentPort === null) throw new Error('refresh-worker must run as a worker thread');
 const parent = parentPort;
@@ -85,12 +87,14 @@ function emit(event: RefreshEvent): void {
   send(event);
 }
 
+// Credentials the gateway presents to the Portal and to manifest endpoints, by origin (auth.upstream.profiles).
+const upstreamAuth = new RefreshUpstreamAuth(new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`)));
 const portal =
   config.catalog.source === 'portal' && config.catalog.portal.url !== null
-    ? new PortalClient({ url: config.catalog.portal.url, timeoutMs: config.catalog.portal.timeoutMs, maxBytes: config.catalog.portal.maxBytes })
+    ? new PortalClient({ url: config.catalog.portal.url, timeoutMs: config.catalog.portal.timeoutMs, maxBytes: config.catalog.portal.maxBytes, upstreamAuth })
     : null;
 const redis = config.redis.url !== null ? new RedisStore(config.redis.url, config.redis.namespace, config.redis.commandTimeoutMs) : null;
-const refresher = new Refresher({ config, emit, portal, redis, published: data.published, log });
+const refresher = new Refresher({ config, emit, portal, redis, published: data.published, log, upstreamAuth });
 
 let stopped = false;
 let timer: NodeJS.Timeout | null = null;

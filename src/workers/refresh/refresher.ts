@@ -21,6 +21,7 @@ import { decodeSnapshot, encodeSnapshot, type SnapshotView } from '../../shared/
 import type { RefreshEvent } from '../../shared/threads/messages.js';
 import { ManifestCache, type BugLog } from './manifest-cache.js';
 import type { fetchManifestIfChanged } from './fetch-manifest.js';
+import type { RefreshUpstreamAuth } from './upstream-auth.js';
 import type { PortalClient } from './portal-client.js';
 import { RedisMirror, type MirroredRoute } from './redis-mirror.js';
 import type { RedisStore } from './redis-store.js';
@@ -39,6 +40,8 @@ export interface RefresherDeps {
   log?: BugLog;
   /** Manifest fetch; tests replace it to make a load fail unexpectedly. */
   fetchManifest?: typeof fetchManifestIfChanged;
+  /** Credentials per Tool Service origin for manifest fetches (auth.upstream.profiles). */
+  upstreamAuth?: RefreshUpstreamAuth;
 }
 
 /** Summary of one cycle, for metrics and logs. */
@@ -80,7 +83,7 @@ export class Refresher {
     this.now = deps.now ?? Date.now;
     this.log = deps.log ?? NO_LOG;
     this.registry = new RegistrySource(deps);
-    this.manifests = new ManifestCache({ config: deps.config, now: this.now, log: this.log, ...(deps.fetchManifest ? { fetch: deps.fetchManifest } : {}) });
+    this.manifests = new ManifestCache({ config: deps.config, now: this.now, log: this.log, ...(deps.fetchManifest ? { fetch: deps.fetchManifest } : {}), ...(deps.upstreamAuth ? { upstreamAuth: deps.upstreamAuth } : {}) });
     this.mirror = new RedisMirror(deps);
     for (const [routeKey, revision] of Object.entries(deps.published ?? {})) this.record(routeKey).revision = revision;
   }

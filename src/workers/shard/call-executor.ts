@@ -13,11 +13,14 @@ import { JsonRpcErrorCode } from '../../shared/errors.js';
 import type { ShardMetrics } from '../../shared/metrics.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
-import { finalAnswer, type FinalAnswer } from './call-result.js';
+import { finalAnswer, gatewayResult, type FinalAnswer } from './call-result.js';
 import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
 import type { ResolvedTool } from './route-runtime.js';
 import type { RouteTable } from './route-table.js';
 import { prepareCall } from './tool-call.js';
+import type { Handoff, Permit, Refusal as GuardRefusal } from './service-guard.js';
+import type { ServiceGuards } from './service-guards.js';
+import { toolError } from './tool-result.js';
 import type { ToolServiceClient, UpstreamCall, UpstreamResult } from './upstream.js';
 
 /** This shard's end of the channel pair with one acceptor thread. */
@@ -32,7 +35,7 @@ export class AcceptorLink {
 }
 
 /** One call on this shard. Pooled: every field is reset when a call starts. */
-class ShardCall implements UpstreamCall, CallRequest {
+export class ShardCall implements UpstreamCall, CallRequest {
   routeKey = '';
   toolName = '';
   argumentsJson = '';
@@ -48,6 +51,7 @@ class ShardCall implements UpstreamCall, CallRequest {
   clientCapabilitiesJson = '';
   inputResponsesJson = '';
   requestStateJson = '';
+  identity = '';
   /** Set before the upstream call; a stale reference between calls is harmless (never read). */
   tool!: CatalogTool;
   /** The resolved tool (its output validator shapes the answer); set with `tool`. */
@@ -61,12 +65,17 @@ class ShardCall implements UpstreamCall, CallRequest {
   /** Log frames at or above this level are forwarded; null: none (a 2026-07-28 request that named no level). */
   minLevel: McpLogLevel | null = 'info';
   lastProgress = Number.NEGATIVE_INFINITY;
+  /** The bulkhead/breaker permit while the upstream call runs. */
+  permit: Permit | null = null;
+  /** Waiting for a slot of its Tool Service's bulkhead (bounded by the tool's timeout). */
+  queueTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly executor: CallExecutor) {}
 
   /** NDJSON progress/log frame → notification event (contract v0.3 rules), bound once per pooled object. */
   readonly forwardFrame = (frame: StreamFrame): void => this.executor.forward(this, frame);
   readonly startStream = (): void => this.executor.event(this, ResultKind.StreamStart, '');
+  readonly queueTimedOut = (): void => this.executor.queueTimedOut(this);
 
   onDone(result: UpstreamResult): void {
     this.executor.finish(this, result);
@@ -80,6 +89,7 @@ export class CallExecutor {
   constructor(
     private readonly routes: RouteTable,
     private readonly client: ToolServiceClient,
+    private readonly guards: ServiceGuards<ShardCall>,
     private readonly metrics: ShardMetrics,
     private readonly log: Logger,
     private readonly defaultLogLevel: McpLogLevel,
@@ -90,10 +100,7 @@ export class CallExecutor {
     const callId = callFrameId(buf, offset);
     if (callFrameKind(buf, offset) === CallKind.Cancel) {
       const call = link.inflight[callId & CALL_SLOT_MASK];
-      if (call !== undefined && call.callId === callId && !call.cancelled) {
-        call.cancelled = true;
-        this.client.cancel(call);
-      }
+      if (call !== undefined && call.callId === callId && !call.cancelled) this.cancel(call);
       return;
     }
     const call = this.pool.pop() ?? new ShardCall(this);
@@ -112,11 +119,28 @@ export class CallExecutor {
 
   /** Fails every call of a link whose acceptor thread is gone (its clients cannot be answered): aborts them upstream. */
   dropLink(link: AcceptorLink): void {
-    for (const call of link.inflight) {
-      if (call === undefined || call.cancelled) continue;
-      call.cancelled = true;
-      this.client.cancel(call);
+    for (const call of link.inflight) if (call !== undefined && !call.cancelled) this.cancel(call);
+  }
+
+  /** Nothing more is sent for a cancelled call; a queued one leaves its queue, a running one is aborted upstream. */
+  private cancel(call: ShardCall): void {
+    call.cancelled = true;
+    if (call.queueTimer !== null) {
+      clearTimeout(call.queueTimer);
+      call.queueTimer = null;
+      if (this.guards.cancel(call.tool.serviceId, call)) this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, '');
+      return;
     }
+    this.client.cancel(call);
+  }
+
+  /** A queued call's deadline passed before a slot freed. */
+  queueTimedOut(call: ShardCall): void {
+    call.queueTimer = null;
+    if (!this.guards.cancel(call.tool.serviceId, call)) return;
+    this.metrics.recordCall(call.routeKey, call.tool.serviceId, 'busy');
+    const message = `Tool Service "${call.tool.serviceId}" is at capacity: no free slot within the tool's ${call.tool.timeoutMs} ms (tools.bulkhead.maxConcurrentPerService); the tool was not called`;
+    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, gatewayResult(toolError(message), call.modern).payload);
   }
 
   private start(call: ShardCall): void {
@@ -137,12 +161,46 @@ export class CallExecutor {
       call.onFrame = null;
       call.onStreamStart = null;
     }
-    this.client.call(call);
+    const admission = this.guards.admit(call.tool.serviceId, call);
+    if (admission.kind === 'run') {
+      call.permit = admission.permit;
+      this.client.call(call);
+    } else if (admission.kind === 'queued') call.queueTimer = setTimeout(call.queueTimedOut, call.tool.timeoutMs);
+    else this.refuse(call, admission);
+  }
+
+  /** The bulkhead is full or the circuit open: a tool error that says when to retry; the Tool Service is not called. */
+  private refuse(call: ShardCall, refusal: GuardRefusal): void {
+    const service = call.tool.serviceId;
+    this.metrics.recordCall(call.routeKey, service, refusal.reason);
+    const retry = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
+    const message =
+      refusal.reason === 'circuit_open'
+        ? `Tool Service "${service}" is unavailable: its circuit is open after repeated failures; the tool was not called (retry in ${retry} s)`
+        : `Tool Service "${service}" is at capacity (tools.bulkhead.maxConcurrentPerService calls running, tools.bulkhead.maxQueuedPerService waiting); the tool was not called (retry in ${retry} s)`;
+    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, gatewayResult(toolError(message), call.modern).payload);
+  }
+
+  /** Starts the calls a freed slot admits, refuses those a closed circuit turns away. */
+  private handoff(handoff: Handoff<ShardCall>): void {
+    for (const { waiter, permit } of handoff.start) {
+      if (waiter.queueTimer !== null) clearTimeout(waiter.queueTimer);
+      waiter.queueTimer = null;
+      waiter.permit = permit;
+      this.client.call(waiter);
+    }
+    for (const { waiter, ...refusal } of handoff.refuse) {
+      if (waiter.queueTimer !== null) clearTimeout(waiter.queueTimer);
+      waiter.queueTimer = null;
+      this.refuse(waiter, refusal);
+    }
   }
 
   /** The upstream call ended. */
   finish(call: ShardCall, result: UpstreamResult): void {
     const service = call.tool.serviceId;
+    const permit = call.permit;
+    call.permit = null;
     this.metrics.recordCall(call.routeKey, service, result.cause);
     if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
       this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
@@ -155,6 +213,7 @@ export class CallExecutor {
       final = { kind: ResultKind.Error, outcome: CallOutcome.Internal, status: 200, payload: INTERNAL_ERROR };
     }
     this.answer(call, final.kind, final.outcome, final.status, final.payload);
+    if (permit !== null) this.handoff(this.guards.release(service, permit, result));
   }
 
   /** Sends one streamed event of a live call. */

@@ -11,8 +11,10 @@ import { createLogger } from '../../shared/log.js';
 import { ShardMetrics } from '../../shared/metrics.js';
 import { RingReader, RingWriter } from '../../shared/threads/ring.js';
 import type { CallChannelEnd, MainToShard, ShardToMain, ShardWorkerData } from '../../shared/threads/messages.js';
-import { AcceptorLink, CallExecutor } from './call-executor.js';
+import { AcceptorLink, CallExecutor, type ShardCall } from './call-executor.js';
 import { RouteTable } from './route-table.js';
+import { registerGuardMetrics, ServiceGuards } from './service-guards.js';
+import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import { ToolServiceClient } from './upstream.js';
 
 if (parentPort === null) throw new Error('shard-worker must run as a worker thread');
@@ -21,7 +23,14 @@ const data = workerData as ShardWorkerData;
 const { config, shardIndex } = data;
 const log = createLogger(config.log.level, { thread: `shard-${shardIndex}` });
 const metrics = new ShardMetrics();
+// What the gateway presents to Tool Services, by origin (auth.upstream.profiles): headers and TLS (CA, client certificate).
+const credentials = new UpstreamCredentials(config.auth, (what, message) => log.error({ source: what }, `upstream credential could not be re-read: ${message}`));
 const client = new ToolServiceClient({
+  credentials,
+  originOptions: (origin) => {
+    const tls = credentials.forOrigin(origin)?.tls();
+    return tls ? { tls } : undefined;
+  },
   connectionsPerService: config.tools.connectionsPerService,
   maxResponseBytes: config.tools.maxResponseBytes,
   maxQueuedCallsPerService: config.tools.maxQueuedCallsPerService,
@@ -30,7 +39,9 @@ const client = new ToolServiceClient({
   maxResponseHeaderBytes: config.tools.maxResponseHeaderBytes,
 });
 const routes = new RouteTable();
-const executor = new CallExecutor(routes, client, metrics, log, config.streaming.defaultLogLevel);
+const guards = new ServiceGuards<ShardCall>(config.tools, (service, state, at) => send({ type: 'circuit', service, state, at }));
+const executor = new CallExecutor(routes, client, guards, metrics, log, config.streaming.defaultLogLevel);
+registerGuardMetrics(metrics.registry, guards);
 
 /** One link per acceptor thread, index = acceptor index. */
 const links: Array<{ link: AcceptorLink; reader: RingReader; writer: RingWriter }> = [];
@@ -86,7 +97,7 @@ parent.on('message', (msg: MainToShard) => {
       break;
     }
     case 'metrics':
-      void metrics.registry.getMetricsAsJSON().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
+      void metrics.toJson().then((m) => send({ type: 'metrics', requestId: msg.requestId, metrics: m }));
       break;
     case 'close':
       void client

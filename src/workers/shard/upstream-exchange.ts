@@ -5,6 +5,7 @@
  * `ToolServiceClient`'s free list, so a call allocates no handler, closure or
  * timer.
  */
+import type { OriginCredential } from '../../shared/auth/upstream-credentials.js';
 import { HTTP1_DEFAULTS } from './http1/agent.js';
 import { Http1FailureCode, type Http1Failure } from './http1/errors.js';
 import type { Http1Pool } from './http1/pool.js';
@@ -35,6 +36,8 @@ export interface Target {
   head: Buffer;
   /** `{"name":…,"version":…,"arguments":` — the arguments and `}` complete the body. */
   bodyPrefix: Buffer;
+  /** The origin's credential profile (auth.upstream.profiles): its headers go into every request. */
+  credential: OriginCredential | null;
 }
 
 /** The exchange a call is running on, kept on the call object (no Map per call). */
@@ -171,7 +174,7 @@ export class Exchange implements ResponseHandler {
   // ── internals ─────────────────────────────────────────────────────────────
 
   private statusResult(): UpstreamResult {
-    return { ...statusError(this.status, this.body.toString('utf8', 0, this.bodyLength)), cause: 'status' };
+    return { ...statusError(this.status, this.body.toString('utf8', 0, this.bodyLength)), cause: 'status', status: this.status };
   }
 
   private tooLarge(): UpstreamResult {
@@ -199,6 +202,12 @@ export class Exchange implements ResponseHandler {
     if (!headerSafe(call.requestId) || !headerSafe(call.routeKey) || !headerSafe(call.sessionId) || !headerSafe(call.traceparent)) return null;
     if (!headerSafe(call.tracestate) || !headerSafe(call.baggage)) return null;
     let dynamic = `x-request-id: ${call.requestId}${CRLF}x-mcp-route: ${call.routeKey}${CRLF}`;
+    // Static credential headers of the origin's profile (re-read from their files when they change; never the client's token).
+    if (target.credential !== null) {
+      dynamic += target.credential.headerText();
+      // Who called (x-mcp-subject, selected claims), only when this origin's profile opts in (forwardIdentity).
+      if (call.identity !== undefined && call.identity !== '') dynamic += target.credential.identityText(call.identity);
+    }
     if (call.sessionId !== '') dynamic += `x-mcp-session-id: ${call.sessionId}${CRLF}`;
     if (call.traceparent !== '') dynamic += `traceparent: ${call.traceparent}${CRLF}`;
     if (call.tracestate !== '') dynamic += `tracestate: ${call.tracestate}${CRLF}`;

@@ -16,6 +16,7 @@
  *                   {"name":"x","version":"1.0.0","arguments":                         ← per tool (Target.bodyPrefix)
  *                   <argumentsJson>}                                                  ← per call
  */
+import type { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import { Http1Agent, HTTP1_DEFAULTS, type OriginOptions } from './http1/agent.js';
 import type { StreamFrame } from './notification-forwarder.js';
@@ -38,6 +39,8 @@ export interface UpstreamOptions {
   maxResponseHeaderBytes?: number;
   /** Per-origin TLS settings (private CA, client certificate, SNI), asked once per origin. */
   originOptions?: (origin: string) => OriginOptions | undefined;
+  /** Credential profiles by origin (auth.upstream.profiles): headers per request, TLS via `originOptions`. */
+  credentials?: UpstreamCredentials;
 }
 
 /** One tool call. Pooled and reused by the shard: one call at a time per object. */
@@ -61,6 +64,8 @@ export interface UpstreamCall {
   clientCapabilitiesJson: string;
   inputResponsesJson: string;
   requestStateJson: string;
+  /** Caller identity JSON (see `CallRequest.identity`); sent only to origins whose profile has `forwardIdentity`. */
+  identity?: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream. */
@@ -78,6 +83,8 @@ export interface UpstreamCall {
 export interface UpstreamResult extends MappedResult {
   /** Short machine label of the failure cause, `ok` when the Tool Service answered a result. */
   cause: 'ok' | 'status' | 'timeout' | 'unreachable' | 'busy' | 'malformed' | 'too_large' | 'tool_error' | 'cancelled';
+  /** The Tool Service's HTTP status when `cause` is `status`. */
+  status?: number;
 }
 
 /** Owns the HTTP/1.1 agent; `close()` is graceful and idempotent, `destroy()` forced. */
@@ -143,6 +150,7 @@ export class ToolServiceClient {
         head: Buffer.from(head, 'latin1'),
         // The name the Tool Service knows: a name prefixed for a route (catalog.conflictPolicy: prefix) is the gateway's, not its.
         bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.upstreamName ?? tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
+        credential: this.options.credentials?.forOrigin(url.origin) ?? null,
       };
       this.targets.set(tool, target);
     }

@@ -19,9 +19,12 @@ function configProblems(fn: () => unknown): readonly string[] {
 const fromEnv = (env: Record<string, string>) => loadConfig({ argv: [], env });
 
 /** Every leaf path of a config object; `catalog.static.routes` is one leaf (it is replaced whole). */
+/** Keys whose value is a map of names (one JSON leaf each), not a fixed object. */
+const RECORD_KEYS = new Set(['catalog.static.routes', 'auth.providers', 'auth.policies', 'auth.routes', 'auth.upstream.profiles']);
+
 function leafPaths(value: unknown, path: string[] = []): string[] {
   const dotted = path.join('.');
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || dotted === 'catalog.static.routes') return [dotted];
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || RECORD_KEYS.has(dotted)) return [dotted];
   return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...path, k]));
 }
 
@@ -175,6 +178,12 @@ interface SchemaNode {
 }
 
 /** Hand-picked values for strings, whose valid forms the schema alone does not say. */
+/** A provider, a policy and the resource base URL: what a route → policy mapping needs beside it. */
+const AUTH_POLICY_ENV: Record<string, string> = {
+  MCP_GATEWAY_AUTH_RESOURCE_BASE_URL: 'https://mcp.example.com',
+  MCP_GATEWAY_AUTH_PROVIDERS: '{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}',
+  MCP_GATEWAY_AUTH_POLICIES: '{"p":{"providers":["k"],"rules":[{"when":{},"tools":["*"]}]}}',
+};
 const STRING_SAMPLES: Record<string, Sample> = {
   'server.host': ['0.0.0.0', '0.0.0.0'],
   'catalog.static.routes': ['{"x":[{"id":"s","baseUrl":"http://127.0.0.1:1"}]}', { x: [{ id: 's', baseUrl: 'http://127.0.0.1:1' }] }],
@@ -182,6 +191,12 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'redis.url': ['redis://127.0.0.1:6379/0', 'redis://127.0.0.1:6379/0'],
   'redis.namespace': ['tenant-a:prod', 'tenant-a:prod'],
   'workers.channelRingBytes': ['131072', 131072],
+  'auth.resourceBaseUrl': ['https://mcp.example.com', 'https://mcp.example.com'],
+  'auth.providers': ['{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}', { k: { type: 'apiKeys', header: 'x-api-key', keyHashesFile: '/k' } }],
+  'auth.policies': ['{"p":{"providers":["k"],"rules":[{"when":{},"tools":["*"]}]}}', { p: { providers: ['k'], rules: [{ when: {}, tools: ['*'] }] } }, { MCP_GATEWAY_AUTH_PROVIDERS: '{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}' }],
+  'auth.routes': ['{"core":"p"}', { core: 'p' }, AUTH_POLICY_ENV],
+  'auth.defaultPolicy': ['p', 'p', AUTH_POLICY_ENV],
+  'auth.upstream.profiles': ['{"u":{"origins":["https://tools.example.com"],"caFile":"/ca.pem"}}', { u: { origins: ['https://tools.example.com'], caFile: '/ca.pem' } }],
   'catalog.prefixSeparator': ['--', '--'],
 };
 /** Variables a value needs beside it to be valid. */

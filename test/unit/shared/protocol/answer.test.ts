@@ -204,23 +204,17 @@ describe('answerRequest methods', () => {
   });
 
   it('forwards a checked tools/call with its id text, name, arguments JSON and _meta hints', () => {
-    expect(answer(req('tools/call', { name: 'x', arguments: { a: [1, 'é'] } }, 'call-1'))).toEqual({
-      kind: 'forward',
-      method: 'tools/call',
-      id: 'call-1',
-      idText: '"call-1"',
-      toolName: 'x',
-      argumentsJson: '{"a":[1,"é"]}',
-      progressTokenJson: '',
-      logLevel: -1,
-      ...LEGACY_CALL,
-    });
+    const forwarded = answer(req('tools/call', { name: 'x', arguments: { a: [1, 'é'] } }, 'call-1'));
+    expect(forwarded).toMatchObject({ kind: 'forward', method: 'tools/call', id: 'call-1', idText: '"call-1"', toolName: 'x', progressTokenJson: '', logLevel: -1, ...LEGACY_CALL });
+    // The arguments travel as the client's own bytes.
+    expect(forwarded.kind === 'forward' && Buffer.from(forwarded.argumentsBytes ?? []).toString('utf8')).toBe('{"a":[1,"é"]}');
     expect(answer(req('tools/call', { name: 'y', _meta: { progressToken: 'p1', 'io.modelcontextprotocol/logLevel': 'warning' } }, 3))).toEqual({
       kind: 'forward',
       method: 'tools/call',
       id: 3,
       idText: '3',
       toolName: 'y',
+      argumentsBytes: null,
       argumentsJson: '{}',
       progressTokenJson: '"p1"',
       logLevel: 3,
@@ -276,10 +270,16 @@ describe('answerRequest hostile bodies', () => {
   it('answers a valid request with deeply nested params normally', () => {
     const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
     expect(reply(answer(`{"jsonrpc":"2.0","id":1,"method":"ping","params":${deep}}`)).json).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
-    // Arguments too deep to serialise for the hop are refused as invalid params (the process keeps serving).
+    // Arguments deeper than tools.maxArgumentsDepth are refused before any hop.
     expect(reply(answer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":${deep}}}`)).json).toEqual({
       jsonrpc: '2.0',
       id: 2,
+      error: { code: -32602, message: 'Invalid params: params.arguments nests deeper than 64 levels (tools.maxArgumentsDepth)' },
+    });
+    // An escaped key cannot be located by the byte scan: the parsed value is serialised instead, and refused when too deep.
+    expect(reply(answer(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","\\u0061rguments":${deep}}}`)).json).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
       error: { code: -32602, message: 'Invalid params: params.arguments nests too deeply' },
     });
   });

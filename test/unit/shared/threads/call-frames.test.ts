@@ -52,6 +52,7 @@ const request = (over: Partial<CallRequest> = {}): CallRequest => ({
   clientCapabilitiesJson: '',
   inputResponsesJson: '',
   requestStateJson: '',
+  identity: '',
   ...over,
 });
 
@@ -60,7 +61,7 @@ const blank = (): CallRequest => request({ routeKey: '', toolName: '', arguments
 describe('call frames', () => {
   it('round-trips every field of a call, UTF-8 included, between other frames', () => {
     const sink = new Sink();
-    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' })];
+    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' }), request({ identity: '{"sub":"김","claims":{"groups":["hr"]}}' })];
     writeCancel(sink, 99);
     cases.forEach((c, i) => expect(writeCall(sink, 1000 + i, c)).toBe(true));
     writeCancel(sink, 7);
@@ -104,21 +105,26 @@ describe('call frames', () => {
     expect((sink.buf[(sink.frames[0] as { offset: number }).offset + 1] as number) & 4).toBe(4);
   });
 
-  it('decodes a first-version frame of seven fields', () => {
-    const fields = ['core', 'echo', '{}', 'req-7', '', '', '"p"'];
-    const bytes = fields.map((f) => Buffer.from(f, 'utf8'));
-    const head = Buffer.alloc(8 + 4 * fields.length);
-    head[0] = CallKind.Call;
-    head[1] = 1;
-    head[2] = 0;
-    head[3] = fields.length;
-    head.writeUInt32LE(42, 4);
-    bytes.forEach((b, i) => head.writeUInt32LE(b.length, 8 + 4 * i));
-    const frame = Buffer.concat([head, ...bytes]);
-    const into = request({ modern: true, tracestate: 'stale', requestStateJson: '"stale"' });
-    readCall(frame, 0, frame.length, into);
-    expect(into).toMatchObject({ routeKey: 'core', toolName: 'echo', argumentsJson: '{}', requestId: 'req-7', progressTokenJson: '"p"', sse: true, modern: false, logLevel: -1, tracestate: '', requestStateJson: '' });
-    expect(callFrameId(frame, 0)).toBe(42);
+  it('decodes the frames of earlier versions (seven fields; eight, with identity)', () => {
+    const frameOf = (fields: string[]): Buffer => {
+      const bytes = fields.map((f) => Buffer.from(f, 'utf8'));
+      const head = Buffer.alloc(8 + 4 * fields.length);
+      head[0] = CallKind.Call;
+      head[1] = 1;
+      head[2] = 0;
+      head[3] = fields.length;
+      head.writeUInt32LE(42, 4);
+      bytes.forEach((b, i) => head.writeUInt32LE(b.length, 8 + 4 * i));
+      return Buffer.concat([head, ...bytes]);
+    };
+    const v1 = ['core', 'req-7', '', '', 'echo', '"p"', '{}'];
+    for (const fields of [v1, [...v1, '{"sub":"a"}']]) {
+      const frame = frameOf(fields);
+      const into = request({ modern: true, tracestate: 'stale', requestStateJson: '"stale"' });
+      readCall(frame, 0, frame.length, into);
+      expect(into).toMatchObject({ routeKey: 'core', toolName: 'echo', argumentsJson: '{}', requestId: 'req-7', progressTokenJson: '"p"', sse: true, modern: false, logLevel: -1, tracestate: '', requestStateJson: '', identity: fields[7] ?? '' });
+      expect(callFrameId(frame, 0)).toBe(42);
+    }
   });
 
   it('writes nothing when the sink refuses the frame', () => {
@@ -136,6 +142,9 @@ describe('call frames', () => {
     const f = sink.frames[0] as { offset: number; length: number };
     expect(() => readCall(sink.buf, f.offset, f.length - 5, blank())).toThrow(/overrun/);
     expect(() => readCall(sink.buf, f.offset, 10, blank())).toThrow(/truncated/);
+    writeCall(sink, 2, request({ modern: true, requestStateJson: '"abcdef"' }));
+    const g = sink.frames[1] as { offset: number; length: number };
+    expect(() => readCall(sink.buf, g.offset, g.length - 3, blank())).toThrow(/overrun/);
   });
 });
 

@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { assembleRpcAnswer } from '../../../../src/main/reply-writer.js';
 import type { CallRequest } from '../../../../src/shared/calls.js';
 import { ShardMetrics } from '../../../../src/shared/metrics.js';
-import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import { answerRequest, DEFAULT_LIMITS, type AnswerLimits } from '../../../../src/shared/protocol/answer.js';
 import { replyText } from '../../../../src/shared/protocol/reply.js';
 import {
   RESULT_HEAD,
@@ -26,7 +26,9 @@ import {
   writeCall,
   type FrameSink,
 } from '../../../../src/shared/threads/call-frames.js';
-import { AcceptorLink, CallExecutor } from '../../../../src/workers/shard/call-executor.js';
+import { AcceptorLink, CallExecutor, type ShardCall } from '../../../../src/workers/shard/call-executor.js';
+import { ServiceGuards } from '../../../../src/workers/shard/service-guards.js';
+import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
 import { RouteTable } from '../../../../src/workers/shard/route-table.js';
 import { ToolServiceClient } from '../../../../src/workers/shard/upstream.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../../../fixtures/tool-service.js';
@@ -159,7 +161,8 @@ export async function startHarness(): Promise<Harness> {
   routes.install(ROUTE, snapshot);
   const client = new ToolServiceClient({ connectionsPerService: 4, maxResponseBytes: MAX_RESPONSE_BYTES });
   const metrics = new RecordingMetrics();
-  const executor = new CallExecutor(routes, client, metrics, pino({ level: 'silent' }), 'info');
+  const guards = new ServiceGuards<ShardCall>(DEFAULTS.tools, () => undefined);
+  const executor = new CallExecutor(routes, client, guards, metrics, pino({ level: 'silent' }), 'info');
   return {
     svc,
     routes,
@@ -197,8 +200,8 @@ let nextCallId = 1;
  * decision, then (for a checked call) a call frame through the shard's
  * executor, and the acceptor's envelope around the final result frame.
  */
-export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx, routeKey = ROUTE): Promise<Called> {
-  const decision = answerRequest(Buffer.from(bodyText), { listTemplate: h.listTemplate });
+export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = noCtx, routeKey = ROUTE, limits: AnswerLimits = DEFAULT_LIMITS): Promise<Called> {
+  const decision = answerRequest(Buffer.from(bodyText), { listTemplate: h.listTemplate }, limits);
   if (decision.kind === 'reply') {
     return { answer: { status: decision.reply.status, outcome: undefined }, body: JSON.parse(replyText(decision.reply)) as Called['body'] };
   }
@@ -221,7 +224,7 @@ export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = n
   };
   const callId = nextCallId++;
   const frame = new FrameCollectorInput();
-  writeCall(frame, callId, request);
+  writeCall(frame, callId, request, decision.argumentsBytes);
   h.metrics.current = callId;
   h.executor.onFrame(new AcceptorLink(0, h.results), frame.buf, 0, frame.length);
   const result = await h.results.final(callId);

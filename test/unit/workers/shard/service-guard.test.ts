@@ -152,7 +152,7 @@ describe('ServiceGuard circuit breaker (clock injected)', () => {
 
   it('takes its limits from the configuration defaults', () => {
     expect(serviceGuardOptions(DEFAULTS.tools)).toEqual({
-      maxConcurrent: 128,
+      maxConcurrent: 64,
       maxQueued: 512,
       consecutiveFailures: 5,
       failureRatio: 0.5,

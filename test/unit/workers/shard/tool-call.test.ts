@@ -150,11 +150,15 @@ describe('tools/call argument validation on the shard (SEP-1303)', () => {
     expect(h.svc.requests).toHaveLength(1);
   });
 
-  it('answers arguments nested too deeply with -32602, never a throw', async () => {
-    const deep = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
-    const c = await callRaw(h, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"run","arguments":${deep}}}`);
-    expectRpcError(c, 200, 12, -32602, 'Invalid params: params.arguments nests too deeply');
-    expect(h.svc.requests).toHaveLength(0);
+  it('refuses arguments nested deeper than tools.maxArgumentsDepth with -32602 on the acceptor, at and past the edge', async () => {
+    const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1);
+    const body = (id: number, levels: number): string => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"run","arguments":${nested(levels)}}}`;
+    const atEdge = await callRaw(h, body(11, 64));
+    expect(atEdge.body.result?.isError).toBeUndefined();
+    expect(h.svc.requests).toHaveLength(1);
+    expectRpcError(await callRaw(h, body(12, 65)), 200, 12, -32602, 'Invalid params: params.arguments nests deeper than 64 levels (tools.maxArgumentsDepth)');
+    expectRpcError(await callRaw(h, body(13, 100_000)), 200, 13, -32602, 'Invalid params: params.arguments nests deeper than 64 levels (tools.maxArgumentsDepth)');
+    expect(h.svc.requests).toHaveLength(1);
   });
 });
 
@@ -178,8 +182,9 @@ describe('argument checks that must not block or crash the shard', () => {
 
   it('answers arguments nested deeper than a recursive schema\'s check can follow with -32602', async () => {
     const deep = '{"child":'.repeat(100_000) + '{}' + '}'.repeat(100_000);
-    const c = await callRaw(h, `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"tree","arguments":{"node":${deep}}}}`);
-    expectRpcError(c, 200, 23, -32602, 'Invalid params: params.arguments nests too deeply');
+    // A depth limit far above the default, so the shard's own guard is what answers.
+    const c = await callRaw(h, `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"tree","arguments":{"node":${deep}}}}`, undefined, undefined, { maxArgumentsDepth: 1_000_000 });
+    expectRpcError(c, 200, 23, -32602, 'Invalid params: params.arguments nests too deeply', true);
     // The same shard keeps serving.
     expect((await call(h, { name: 'tree', arguments: { node: { child: {} } } }, 24)).answer.outcome).toBe(CallOutcome.Ok);
   });

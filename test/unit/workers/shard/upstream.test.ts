@@ -244,7 +244,7 @@ describe('ToolServiceClient: the callback API', () => {
     c.call(pooled);
     expect(pooled.results).toHaveLength(0);
     await eventually(() => expect(pooled.results).toHaveLength(1));
-    expect(pooled.results[0]).toEqual({ json: '{"content":[{"type":"text","text":"hi ✓"}]}', isError: false, cause: 'ok' });
+    expect(pooled.results[0]).toMatchObject({ json: '{"content":[{"type":"text","text":"hi ✓"}]}', isError: false, cause: 'ok' });
     const [received] = s.requests;
     const lines = received?.head.split('\r\n') ?? [];
     expect(lines[0]).toBe('POST /tools/hello_tool HTTP/1.1');
