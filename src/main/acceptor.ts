@@ -70,6 +70,7 @@ export class Acceptor {
 
   /** Starts listening; resolves with the bound port (SO_REUSEPORT lets several acceptors share it). */
   listen(host: string, port: number): Promise<number> {
+    this.mcp.subscriptions.reopen();
     return new Promise((resolve, reject) => {
       this.app.listen(host, port, (token) => {
         if (!token) {

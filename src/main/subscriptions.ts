@@ -5,11 +5,11 @@
  * away, or the gateway shuts down.
  *
  *   POST subscriptions/listen ──► 200 text/event-stream, X-Accel-Buffering: no
- *     event: notifications/subscriptions/acknowledged  (first, always; the filter the gateway honours)
- *     event: notifications/tools/list_changed          (each time the route's tools/list bytes change,
+ *     data: notifications/subscriptions/acknowledged   (first, always; the filter the gateway honours)
+ *     data: notifications/tools/list_changed           (each time the route's tools/list bytes change,
  *                                                       when the filter asked for toolsListChanged)
  *     : keep-alive                                      (every subscriptions.keepAliveMs)
- *     event: the listen request's result               (graceful end: route removed, shutdown)
+ *     data: the listen request's result                (graceful end: route removed, shutdown)
  *
  * Every message carries `_meta["io.modelcontextprotocol/subscriptionId"]` =
  * the listen request's id. Nothing else travels here (progress and log
@@ -104,7 +104,12 @@ export class Subscriptions {
     for (const sub of [...set]) this.end(sub);
   }
 
-  /** Shutdown: every stream gets its graceful-closure response and ends; later listens are refused. Idempotent. */
+  /** Accepting streams again: the acceptor listens again after a close (gateway.ts re-listens on an ephemeral port to share it). */
+  reopen(): void {
+    this.closing = false;
+  }
+
+  /** Shutdown: every stream gets its graceful-closure response and ends; later listens are refused until {@link reopen}. Idempotent. */
   closeAll(): void {
     this.closing = true;
     for (const set of [...this.byRoute.values()]) for (const sub of [...set]) this.end(sub);

@@ -61,5 +61,9 @@ export function completeResultJson(rest: string, meta?: Record<string, unknown>)
   return rest === '' ? `{${head.slice(0, -1)}}` : `{${head}${rest}}`;
 }
 
-/** `cacheScope` of cacheable results: catalogs are the same for every caller of a route (no per-client visibility yet). */
+/**
+ * `cacheScope` of cacheable results on an open route: its catalog is the same
+ * for every caller. A protected route's `tools/list` says `"private"` instead
+ * (per-caller variants, `AuthStep.modernListSource`; ADR-0012).
+ */
 export const CACHE_SCOPE = 'public';
