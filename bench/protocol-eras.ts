@@ -101,6 +101,7 @@ const head = (protocolVersion: string): Record<string, unknown> => ({
 
 /** A pooled call request (mcp-request.ts on the acceptor, the shard's call object): every field declared up front. */
 class PooledCall {
+  identity = '';
   routeKey = '';
   toolName = '';
   argumentsJson = '';
@@ -166,7 +167,7 @@ function pipelines(b: Build): Record<string, () => number> {
   const prepare = b.toolCall['prepareCall'] as (rt: unknown, req: unknown) => Record<string, unknown>;
   const mapJson = b.toolResult['mapJsonAnswer'] as (v: unknown, raw: string) => Record<string, unknown>;
   const final = b.callResult?.['finalAnswer'] as ((m: unknown, c: unknown, out: unknown) => { payload: string }) | undefined;
-  const writeCall = b.frames['writeCall'] as (s: Sink, id: number, req: unknown) => boolean;
+  const writeCall = b.frames['writeCall'] as (s: Sink, id: number, req: unknown, args: Uint8Array | null) => boolean;
   const readCall = b.frames['readCall'] as (buf: Buffer, off: number, len: number, into: unknown) => void;
   const writeResult = b.frames['writeResult'] as (s: Sink, kind: number, id: number, outcome: number, status: number, payload: string) => boolean;
   const assemble = b.replyWriter['assembleRpcAnswer'] as (idText: string, isError: boolean, payload: Uint8Array, sse: boolean) => Uint8Array;
@@ -201,7 +202,8 @@ function pipelines(b: Build): Record<string, () => number> {
         req.inputResponsesJson = d['inputResponsesJson'] as string;
         req.requestStateJson = d['requestStateJson'] as string;
       }
-      writeCall(callSink, 1, req);
+      // The client's argument bytes, spliced into the frame as the acceptor does (arguments-span.ts).
+      writeCall(callSink, 1, req, (d['argumentsBytes'] as Uint8Array | null | undefined) ?? null);
       readCall(callSink.buf, callSink.last, callSink.lastLength, into);
       const prepared = prepare(runtime, into) as { kind: string; outputValidator?: unknown };
       const mapped = mapJson(JSON.parse(TOOL_ANSWER), TOOL_ANSWER) as { json: string };

@@ -121,16 +121,17 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   const idLen = identity.length === 0 ? 0 : Buffer.byteLength(identity, 'utf8');
   const tsLen = req.tracestate.length;
   const bgLen = req.baggage.length;
-  // Empty on legacy calls: byteLength of '' is skipped.
-  const capLen = req.clientCapabilitiesJson.length === 0 ? 0 : Buffer.byteLength(req.clientCapabilitiesJson, 'utf8');
-  const irLen = req.inputResponsesJson.length === 0 ? 0 : Buffer.byteLength(req.inputResponsesJson, 'utf8');
-  const rsLen = req.requestStateJson.length === 0 ? 0 : Buffer.byteLength(req.requestStateJson, 'utf8');
+  // The MRTR members exist only on 2026-07-28 calls: a legacy call measures none of them.
+  const modern = req.modern;
+  const capLen = modern && req.clientCapabilitiesJson.length !== 0 ? Buffer.byteLength(req.clientCapabilitiesJson, 'utf8') : 0;
+  const irLen = modern && req.inputResponsesJson.length !== 0 ? Buffer.byteLength(req.inputResponsesJson, 'utf8') : 0;
+  const rsLen = modern && req.requestStateJson.length !== 0 ? Buffer.byteLength(req.requestStateJson, 'utf8') : 0;
   const extended = (tsLen | bgLen | capLen | irLen | rsLen) !== 0;
   const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen + idLen + tsLen + bgLen + capLen + irLen + rsLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
-  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (req.modern ? FLAG_MODERN : 0) | (extended ? FLAG_EXTENDED : 0);
+  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (modern ? FLAG_MODERN : 0) | (extended ? FLAG_EXTENDED : 0);
   b[at + 2] = req.logLevel + 1;
   b[at + 3] = CALL_FIELDS;
   b.writeUInt32LE(callId, at + 4);
