@@ -19,7 +19,7 @@ import { MCP_PARAM_PREFIX } from '../shared/catalog/x-mcp-header.js';
 import { answerRequest, refusalId, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
 import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
-import { bodyTooLargeReply, gateMcpRequest, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
+import { bodyTooLargeReply, gateMcpRequest, refusalOfReply, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
 import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
@@ -152,8 +152,17 @@ export class McpEndpoint implements RequestSink {
       auth.body = null;
       decision = this.auth.begin(req, gate.routeKey, auth);
       if (decision.kind === 'deny') {
-        writeReply(res, decision.reply);
         this.auth.refused(decision, gate.routeKey, requestId, auth);
+        if (gate.era === 'modern') {
+          // 2026-07-28: the refusal carries the request's id, so the body is read first (ADR-0012 §2).
+          const r = this.requests.acquire();
+          r.startedAt = startedAt;
+          r.routeKey = gate.routeKey;
+          r.refusal = refusalOfReply(decision.reply, decision.outcome, gate.routeKey);
+          r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+          return;
+        }
+        writeReply(res, decision.reply);
         this.record(gate.routeKey, 'http', decision.outcome, startedAt);
         return;
       }
@@ -196,6 +205,13 @@ export class McpEndpoint implements RequestSink {
     const body = auth.body;
     auth.body = null;
     if (d.kind === 'deny') {
+      if (r.modern) {
+        // 2026-07-28: answered with the request's id — now, or when the body has arrived (onBody).
+        this.auth.refused(d, r.routeKey, r.requestId, auth);
+        r.refusal = refusalOfReply(d.reply, d.outcome, r.routeKey);
+        if (body !== null) res.cork(() => this.onBody(r, body));
+        return;
+      }
       // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
       res.cork(() => writeReply(res, d.reply, body === null));
       this.auth.refused(d, r.routeKey, r.requestId, auth);

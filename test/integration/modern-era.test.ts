@@ -213,5 +213,17 @@ describe('2026-07-28 tools/list on a protected route', () => {
       'x-api-key': 'key-r',
     });
     expect(hidden.json).toMatchObject({ id: 'h', error: { code: -32602, message: 'Unknown tool: "hr_lookup"' } });
+
+    // Refusals decided from the headers carry the request's id on 2026-07-28 (the body is read first); legacy keeps id null.
+    const noKey = await mcpPost(gw, 'core', modernRpc('tools/list', {}, 'needs-key'), modernHeaders('tools/list'));
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+    expect(noKey.json).toMatchObject({ id: 'needs-key', error: { code: -32000, data: { reason: 'UNAUTHENTICATED' } } });
+    const badKey = await mcpPost(gw, 'core', modernRpc('tools/list', {}, 7), { ...modernHeaders('tools/list'), 'x-api-key': 'wrong' });
+    expect([badKey.status, (badKey.json as { id: unknown }).id]).toEqual([401, 7]);
+    const legacy = await mcpPost(gw, 'core', { jsonrpc: '2.0', id: 'legacy', method: 'tools/list' });
+    expect([legacy.status, (legacy.json as { id: unknown }).id]).toEqual([401, null]);
+    const foreign = await mcpPost(gw, 'open', modernRpc('tools/list', {}, 'o'), { ...modernHeaders('tools/list'), origin: 'https://evil.example.com' });
+    expect([foreign.status, (foreign.json as { id: unknown }).id]).toEqual([403, 'o']);
   });
 });

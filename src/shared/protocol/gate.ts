@@ -75,6 +75,26 @@ export function refusalReply(refusal: Refusal, id: RequestId | ExactId | null): 
   return rpcErrorReply(id, code, message, { status, ...(headers ? { headers } : {}), ...(data !== undefined ? { data } : {}) });
 }
 
+/**
+ * A refusal someone else decided from the headers (the auth step's
+ * precomputed 401/403/429/503, `id: null`), as a {@link Refusal}, so that a
+ * 2026-07-28 request gets it with its id once the body is read. Runs on the
+ * refusal path only (one parse of a small JSON body).
+ */
+export function refusalOfReply(reply: Reply, label: string, routeKey: string | null): Refusal {
+  const text = typeof reply.body === 'string' ? reply.body : Buffer.from(reply.body).toString('utf8');
+  const { error } = JSON.parse(text) as { error: { code: number; message: string; data?: unknown } };
+  return {
+    status: reply.status,
+    code: error.code,
+    message: error.message,
+    label,
+    ...(reply.headers !== undefined ? { headers: reply.headers } : {}),
+    ...(error.data !== undefined ? { data: error.data } : {}),
+    routeKey,
+  };
+}
+
 function refusal(status: number, message: string, label: string, extra: Partial<Refusal> = {}): Refusal {
   return { status, code: JsonRpcErrorCode.TransportError, message, label, routeKey: null, ...extra };
 }
@@ -86,13 +106,15 @@ function now(r: Refusal): { kind: 'reply'; reply: Reply; label: string } {
 
 /** Decides the early answer, if any, for an MCP request (`path` starts with `/mcp`). */
 export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup: (routeKey: string) => RouteEntry<S> | undefined): GateResult<S> {
-  // DNS-rebinding protection comes first: a foreign page learns nothing, not even whether a route exists.
-  if (head.origin !== '' && !policy.originAllowed(head.origin)) return now(refusal(403, 'Forbidden: Origin is not allowed', 'forbidden'));
-  if (head.host !== '' && !policy.hostAllowed(head.host)) return now(refusal(403, 'Forbidden: Host is not allowed', 'forbidden'));
   const era = protocolEra(head.protocolVersion);
-  // A legacy request is refused at once (id null), as it always was; a modern one once its id is known.
+  // A legacy request is refused at once (id null), as it always was; a modern one once its id is known
+  // (basic/index.mdx: error responses carry the request's id unless it could not be read).
   const refuse = (r: Refusal): GateResult<S> =>
     era === 'legacy' || head.method !== 'post' || head.contentLength > policy.maxBodyBytes ? now(r) : { kind: 'refuse-after-body', refusal: r };
+  // DNS-rebinding protection comes first: a foreign page learns nothing, not even whether a route exists
+  // (a 2026-07-28 request gets its own id back, nothing it did not send).
+  if (head.origin !== '' && !policy.originAllowed(head.origin)) return refuse(refusal(403, 'Forbidden: Origin is not allowed', 'forbidden'));
+  if (head.host !== '' && !policy.hostAllowed(head.host)) return refuse(refusal(403, 'Forbidden: Host is not allowed', 'forbidden'));
   if (head.path === '/mcp' || head.path === '/mcp/') return refuse(refusal(400, 'route key is required: POST /mcp/{routeKey}', 'no_route_key'));
   const routeKey = head.path.slice('/mcp/'.length);
   if (!routeKeyRe.test(routeKey)) {

@@ -170,16 +170,20 @@ describe('gateMcpRequest', () => {
     }
   });
 
-  it('a 2026-07-28 request is refused once its body is read (to echo its id), except Origin/Host, non-POST and a declared oversize', () => {
+  it('a 2026-07-28 request is refused once its body is read (to echo its id), except non-POST and a declared oversize', () => {
     const modern = { protocolVersion: '2026-07-28' };
-    for (const over of [{ path: '/mcp' }, { path: '/mcp/Bad' }, { path: '/mcp/nope' }, { contentType: 'text/plain' }, { accept: 'text/html' }, { path: '/mcp/loading' }]) {
+    const later = [{ path: '/mcp' }, { path: '/mcp/Bad' }, { path: '/mcp/nope' }, { contentType: 'text/plain' }, { accept: 'text/html' }, { path: '/mcp/loading' }, { origin: 'https://evil.example.com' }, { host: 'evil.example.com' }];
+    for (const over of later) {
       expect(gate({ ...modern, ...over }).kind, JSON.stringify(over)).toBe('refuse-after-body');
     }
-    for (const over of [{ origin: 'https://evil.example.com' }, { method: 'get' }, { contentLength: 1024 * 1024 + 1 }, { path: '/mcp/nope', method: 'delete' }]) {
+    const forbidden = gate({ ...modern, origin: 'https://evil.example.com', path: '/mcp/nope' });
+    expect(forbidden.kind === 'refuse-after-body' && [forbidden.refusal.status, forbidden.refusal.label]).toEqual([403, 'forbidden']);
+    for (const over of [{ origin: 'https://evil.example.com', method: 'get' }, { method: 'get' }, { contentLength: 1024 * 1024 + 1 }, { path: '/mcp/nope', method: 'delete' }]) {
       expect(gate({ ...modern, ...over }).kind, JSON.stringify(over)).toBe('reply');
     }
     // Legacy requests keep today's immediate, id-less refusals.
     expect(gate({ path: '/mcp/nope' }).kind).toBe('reply');
+    expect(gate({ origin: 'https://evil.example.com' }).kind).toBe('reply');
   });
 
   it('answers 413 by Content-Length only above the limit', () => {
