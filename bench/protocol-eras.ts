@@ -1,6 +1,6 @@
 /**
  * Same-run micro-bench of the per-request CPU the protocol eras cost
- * (docs/decisions/0012-protocol-eras.md): the pure parts of the hot paths,
+ * (docs/decisions/0013-protocol-eras.md): the pure parts of the hot paths,
  * with no sockets, run from two builds in one process, interleaved round by
  * round so that a busy machine slows both alike.
  *

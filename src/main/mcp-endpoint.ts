@@ -154,7 +154,7 @@ export class McpEndpoint implements RequestSink {
       if (decision.kind === 'deny') {
         this.auth.refused(decision, gate.routeKey, requestId, auth);
         if (gate.era === 'modern') {
-          // 2026-07-28: the refusal carries the request's id, so the body is read first (ADR-0012 §2).
+          // 2026-07-28: the refusal carries the request's id, so the body is read first (ADR-0013 §2).
           const r = this.requests.acquire();
           r.startedAt = startedAt;
           r.routeKey = gate.routeKey;

@@ -58,7 +58,7 @@ export interface CallRequest {
    * Never a token.
    */
   identity?: string;
-  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0012). */
+  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0013). */
   modern: boolean;
   /** W3C `tracestate` / `baggage` (SEP-414, from `_meta`), `''` when absent. */
   tracestate: string;

@@ -4,7 +4,7 @@
  * catalog change, the per-acceptor limit, keep-alive comments and graceful
  * closure on shutdown; the per-request logging rule; a protected route's
  * `tools/list` (the caller's tools, `cacheScope: "private"`) next to an
- * open route's (`"public"`). ADR-0012.
+ * open route's (`"public"`). ADR-0013.
  */
 import { createHash } from 'node:crypto';
 import { request, type IncomingMessage } from 'node:http';

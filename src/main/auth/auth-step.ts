@@ -40,7 +40,7 @@ export class AuthStep {
   private readonly metrics: AuthMetrics;
   /** Template → rule-set key → filtered template; weak, so a replaced snapshot's variants go with it. */
   private readonly variants = new WeakMap<Uint8Array, Map<string, ListSource>>();
-  /** The same for 2026-07-28 templates (ADR-0012): filtered, and `cacheScope: "private"`. */
+  /** The same for 2026-07-28 templates (ADR-0013): filtered, and `cacheScope: "private"`. */
   private readonly modernVariants = new WeakMap<Uint8Array, Map<string, ModernListSource>>();
   private readonly metadata = new Map<string, Reply>();
   private readonly base: string | null;
@@ -113,7 +113,7 @@ export class AuthStep {
    * The 2026-07-28 source for a caller of a protected route: the caller's
    * tools only (also for the `Mcp-Param-*` check, so a hidden tool stays an
    * unknown tool) and `cacheScope: "private"` — a protected route's list is
-   * not to be shared across authorization contexts (ADR-0012).
+   * not to be shared across authorization contexts (ADR-0013).
    */
   modernListSource(snapshot: ModernListSource, filter: ToolFilter | null): ModernListSource {
     const template = snapshot.modernListTemplate;

@@ -1,6 +1,6 @@
 /**
  * The MCP JSON-RPC core for requests of the 2026-07-28 revision
- * (`MCP-Protocol-Version: 2026-07-28`; docs/decisions/0012-protocol-eras.md).
+ * (`MCP-Protocol-Version: 2026-07-28`; docs/decisions/0013-protocol-eras.md).
  * Bytes and headers in, decision out — no HTTP server, no threads — like its
  * legacy sibling `answer.ts`, whose decision types it shares.
  *
@@ -54,7 +54,7 @@ export interface ModernHead {
   paramHeaders: readonly ParamHeader[];
 }
 
-/** How `ttlMs` is derived (ADR-0012): the refresh schedule and the snapshot's age. */
+/** How `ttlMs` is derived (ADR-0013): the refresh schedule and the snapshot's age. */
 export interface FreshnessPolicy {
   readonly refreshIntervalMs: number;
   readonly refreshJitterRatio: number;

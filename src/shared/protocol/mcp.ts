@@ -1,6 +1,6 @@
 /**
  * MCP protocol constants: the revisions this gateway speaks, per era, and
- * what it declares about itself (docs/decisions/0012-protocol-eras.md).
+ * what it declares about itself (docs/decisions/0013-protocol-eras.md).
  *
  * - **Legacy** (2025-11-25 and earlier): `initialize` handshake semantics,
  *   served statelessly; chosen when `MCP-Protocol-Version` is absent or names
@@ -70,7 +70,7 @@ export const SERVER_INFO = Object.freeze({ name: pkg.name, version: pkg.version 
 /**
  * Capabilities declared to legacy clients in `initialize`. `listChanged` is
  * false: a legacy client could only receive `notifications/tools/list_changed`
- * on a GET SSE stream, which the gateway does not offer (ADR-0012 says why);
+ * on a GET SSE stream, which the gateway does not offer (ADR-0013 says why);
  * docs/contracts/mcp-endpoint.md and a contract test say the same.
  */
 export const LEGACY_SERVER_CAPABILITIES = Object.freeze({

@@ -64,6 +64,6 @@ export function completeResultJson(rest: string, meta?: Record<string, unknown>)
 /**
  * `cacheScope` of cacheable results on an open route: its catalog is the same
  * for every caller. A protected route's `tools/list` says `"private"` instead
- * (per-caller variants, `AuthStep.modernListSource`; ADR-0012).
+ * (per-caller variants, `AuthStep.modernListSource`; ADR-0013).
  */
 export const CACHE_SCOPE = 'public';

@@ -4,7 +4,7 @@
  * any thread may read it without locks: a reader holds one reference for the
  * whole request and sees either the old snapshot or the new one, never a mix.
  *
- * Format 2 (ADR-0003, ADR-0012) carries a `tools/list` template per protocol
+ * Format 2 (ADR-0003, ADR-0013) carries a `tools/list` template per protocol
  * era and the route's `x-mcp-header` declarations:
  * ```
  *  byte 0        4        8        12       16       20       24       28       32
@@ -135,7 +135,7 @@ const MODERN_LIST_SUFFIX = `,"cacheScope":"${CACHE_SCOPE}","ttlMs":`;
 /**
  * A modern `tools/list` template whose `cacheScope` is `"private"`: for a
  * protected route, whose list is not to be shared across authorization
- * contexts (server/utilities/caching.mdx "Choosing a Cache Scope"; ADR-0012).
+ * contexts (server/utilities/caching.mdx "Choosing a Cache Scope"; ADR-0013).
  * Built once per template (the auth step keeps it), never per request.
  */
 export function privateModernTemplate(template: Uint8Array): Uint8Array {
@@ -156,7 +156,7 @@ export type ListEra = 'legacy' | 'modern';
  * The MCP `Tool` object `tools/list` exposes: the manifest's fields exactly
  * as given, except that a legacy client (2025-11-25 requires an
  * `outputSchema` root of `type: "object"`) is not shown an `outputSchema`
- * of another shape (ADR-0012: adapted, not hidden). `version`, `active`,
+ * of another shape (ADR-0013: adapted, not hidden). `version`, `active`,
  * `timeoutMs`, the execution address and `taskSupport` are never exposed.
  */
 function exposedTool(t: CatalogTool, era: ListEra): Record<string, unknown> {

@@ -24,7 +24,7 @@
  * block, the rest as UTF-8; the arguments are the client's own bytes when
  * the acceptor could splice them (`arguments-span.ts`). `level` is the request's log level index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
- * appended compatibly. The five fields after identity (ADR-0012: trace
+ * appended compatibly. The five fields after identity (ADR-0013: trace
  * context from `_meta`, MRTR pass-through) are present in the header of
  * every frame, but `extended` is set only when one of them is non-empty: the
  * common legacy call leaves it clear and its decoder reads none of them.
@@ -87,7 +87,7 @@ const enum CallField {
   Arguments = 6,
   /** Caller identity for Tool Services that opt in (`CallRequest.identity`); appended, so 7-field frames still decode. */
   Identity = 7,
-  /** W3C tracestate / baggage (SEP-414), then the MRTR members; appended by ADR-0012. */
+  /** W3C tracestate / baggage (SEP-414), then the MRTR members; appended by ADR-0013. */
   Tracestate = 8,
   Baggage = 9,
   ClientCapabilities = 10,

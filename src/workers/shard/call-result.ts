@@ -1,6 +1,6 @@
 /**
  * What the client receives for a Tool Service's answer, per protocol era
- * (docs/decisions/0012-protocol-eras.md, tool-execution-v1.md §2, §6): the
+ * (docs/decisions/0013-protocol-eras.md, tool-execution-v1.md §2, §6): the
  * last step of a call on the shard, after `tool-result.ts` mapped the HTTP
  * answer. The acceptor wraps the returned payload in the JSON-RPC envelope.
  *
