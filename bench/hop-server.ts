@@ -291,7 +291,7 @@ async function runServer(): Promise<void> {
         if (useRing) new RingReader(s.rings.toAcceptor, onAnswer);
         else new PortFrameReader(s.port, onAnswer);
       }
-      const request: CallRequest = { routeKey: '', toolName: 'list', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: -1, sse: false };
+      const request: CallRequest = { routeKey: '', toolName: 'list', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: -1, sse: false, modern: false, tracestate: '', baggage: '', clientCapabilitiesJson: '', inputResponsesJson: '', requestStateJson: '' };
       let counter = 0;
       let nextCallId = 1;
       app.post('/mcp/*', (res, req) => {

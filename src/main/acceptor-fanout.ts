@@ -23,6 +23,8 @@ export interface FanoutSource {
 /** The main thread's one channel of route state to acceptors. */
 export class AcceptorFanout implements RouteFanout {
   private readonly dirty = new Map<string, RouteUpdate>();
+  /** Routes whose tools/list changed since the last flush; delivered after the route updates of the same flush. */
+  private readonly changedLists = new Set<string>();
   private stateDirty = true;
   private scheduled = false;
   private lastLoaded: boolean | null = null;
@@ -65,6 +67,17 @@ export class AcceptorFanout implements RouteFanout {
     this.schedule();
   }
 
+  /**
+   * A route's tools/list changed (CatalogInstaller `list-changed`, emitted
+   * after its update was queued here). Sent in the same flush, after the
+   * route updates, so every acceptor serves the new snapshot before its
+   * subscribers hear of it.
+   */
+  listChanged(routeKey: string): void {
+    this.changedLists.add(routeKey);
+    this.schedule();
+  }
+
   /** Sends everything pending now (readiness turning 200 must reach every acceptor before `initialLoad()` resolves). */
   flush(): void {
     this.scheduled = false;
@@ -79,6 +92,9 @@ export class AcceptorFanout implements RouteFanout {
     this.lastLoaded = loaded;
     this.lastPending = pendingKey;
     if (directoryChanged) this.acceptor0.applyRoutes(updates, loaded, pending);
+    const changed = this.changedLists.size > 0 ? [...this.changedLists] : null;
+    this.changedLists.clear();
+    if (changed !== null) this.acceptor0.listChanged(changed);
     if (this.workers.size === 0) {
       this.stateDirty = false;
       return;
@@ -93,6 +109,7 @@ export class AcceptorFanout implements RouteFanout {
     }
     for (const w of this.workers) {
       if (directoryChanged) post(w, { type: 'routes', updates, loaded, pending });
+      if (changed !== null) post(w, { type: 'list-changed', routeKeys: changed });
       if (readiness !== null) post(w, { type: 'readiness', status: readiness.status, body: readiness.body });
     }
   }

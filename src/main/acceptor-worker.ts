@@ -52,6 +52,9 @@ parent.on('message', (msg: MainToAcceptor) => {
     case 'readiness':
       readiness = { status: msg.status, body: msg.body };
       break;
+    case 'list-changed':
+      acceptor.listChanged(msg.routeKeys);
+      break;
     case 'metrics-result':
       scrapes.settle(msg.requestId, msg.text);
       break;

@@ -66,13 +66,20 @@ export class Acceptor {
     this.app.any('/*', (res, req) => this.route(res, req));
   }
 
-  /** Applies main's route updates (see {@link RouteDirectory.apply}). */
+  /** Applies main's route updates (see {@link RouteDirectory.apply}); a removed route's subscriptions end. */
   applyRoutes(updates: readonly RouteUpdate[], loaded: boolean, pending: RouteUnavailable): void {
     this.directory.apply(updates, loaded, pending);
+    for (const u of updates) if ('removed' in u) this.mcp.subscriptions.routeRemoved(u.routeKey);
+  }
+
+  /** These routes' `tools/list` changed, and this thread's directory already serves the new snapshots: notify their subscribers. */
+  listChanged(routeKeys: readonly string[]): void {
+    for (const key of routeKeys) this.mcp.subscriptions.listChanged(key);
   }
 
   /** Starts listening; resolves with the bound port (SO_REUSEPORT lets several acceptors share it). */
   listen(host: string, port: number): Promise<number> {
+    this.mcp.subscriptions.reopen();
     return new Promise((resolve, reject) => {
       this.app.listen(host, port, (token) => {
         if (!token) {
@@ -98,6 +105,8 @@ export class Acceptor {
    */
   async close(deadline: number): Promise<number> {
     this.stopListening();
+    // Open subscriptions/listen streams get their graceful-closure result and end now: they would hold the drain to its deadline.
+    this.mcp.subscriptions.closeAll();
     while (this.mcp.openRequests > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     let failed = 0;
     if (this.mcp.openRequests > 0) {
@@ -111,6 +120,7 @@ export class Acceptor {
   /** A forced exit (second signal): every socket closes now, whatever is open on it. */
   abort(): void {
     this.stopListening();
+    this.mcp.subscriptions.closeAll();
     this.closeIdleConnections();
   }
 

@@ -268,6 +268,8 @@ export class CallDispatcher {
         res.writeHeader('x-request-id', req.requestId);
         // Draining: the client closes this connection after the stream (ending a stream with uWS's close flag corrupts it).
         if (this.draining) res.writeHeader('connection', 'close');
+        // streamable-http.mdx: SSE answers ask proxies (nginx) not to buffer them.
+        res.writeHeader('x-accel-buffering', 'no');
       });
       if (this.heartbeatMs > 0) {
         req.heartbeat = setInterval(() => {

@@ -177,6 +177,8 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   });
   // Readiness turning 200 must reach every acceptor before initialLoad() resolves.
   installer.on('initial-load-complete', () => fanout.flush());
+  // subscriptions/listen streams on every acceptor hear of a new catalog once it is what requests see.
+  installer.on('list-changed', (routeKey) => fanout.listChanged(routeKey));
   for (const shard of shards) shard.start();
   fanout.flush();
 

@@ -1,10 +1,13 @@
 /**
  * The MCP endpoint of one acceptor thread, `POST /mcp/{routeKey}`, as a
  * pipeline: copy what is needed out of the uWS request → gate (headers and
- * route directory, before the body) → body (limit enforced while reading) →
- * decide (`answerRequest`: answered here from snapshot bytes, or a checked
- * `tools/call`) → hand the call to its shard (`call-dispatcher.ts`), which
- * answers through this thread. Every JSON-RPC envelope is written here.
+ * route directory, before the body; the protocol era from
+ * `MCP-Protocol-Version`) → body (limit enforced while reading) → decide
+ * (`answerRequest` for legacy requests, `answerModernRequest` for
+ * 2026-07-28 ones: answered here from snapshot bytes, a checked `tools/call`,
+ * or a `subscriptions/listen` stream) → hand the call to its shard
+ * (`call-dispatcher.ts`), which answers through this thread. Every JSON-RPC
+ * envelope is written here.
  */
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
@@ -12,12 +15,16 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { answerRequest, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
+import { MCP_PARAM_PREFIX } from '../shared/catalog/x-mcp-header.js';
+import { answerRequest, refusalId, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
-import { bodyTooLargeReply, gateMcpRequest, type RequestHead } from '../shared/protocol/gate.js';
+import { bodyTooLargeReply, gateMcpRequest, refusalOfReply, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
+import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import type { Reply } from '../shared/protocol/reply.js';
+import { stripOws } from '../shared/protocol/modern.js';
 import type { CallChannelEnd } from '../shared/threads/messages.js';
 import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
 import { AuthStep, RequestAuth } from './auth/auth-step.js';
@@ -26,6 +33,7 @@ import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
 import { writeReply } from './reply-writer.js';
 import type { RouteDirectory } from './route-directory.js';
+import { Subscriptions } from './subscriptions.js';
 
 /** What the endpoint needs from its acceptor. */
 export interface McpEndpointOptions {
@@ -69,10 +77,24 @@ function shuttingDownReply(retryAfterSeconds: number): Reply {
   };
 }
 
+const SUBSCRIPTION_LIMIT_MESSAGE = 'Service Unavailable: this gateway thread holds subscriptions.maxPerAcceptor open subscriptions/listen streams; retry later';
+
+/** Collects the `Mcp-Param-*` headers of a request (2026-07-28 `tools/call` only; uWS reports names in lowercase). */
+function paramHeaders(req: HttpRequest): ParamHeader[] {
+  const out: ParamHeader[] = [];
+  req.forEach((name, value) => {
+    if (name.startsWith(MCP_PARAM_PREFIX)) out.push([name, value]);
+  });
+  return out;
+}
+
 /** `POST /mcp/{routeKey}` on one acceptor thread. */
 export class McpEndpoint implements RequestSink {
   /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
   readonly calls: CallDispatcher;
+  /** Open `subscriptions/listen` streams (the acceptor forwards list changes and shutdown to them). */
+  readonly subscriptions: Subscriptions;
+  private readonly freshness: FreshnessPolicy;
   private readonly policy: HttpPolicy;
   private readonly requests: RequestPool;
   private readonly directory: RouteDirectory;
@@ -98,6 +120,8 @@ export class McpEndpoint implements RequestSink {
     this.policy = buildHttpPolicy(options.config.server);
     this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
     this.requests = new RequestPool(this);
+    this.subscriptions = new Subscriptions(options.config.subscriptions);
+    this.freshness = { refreshIntervalMs: options.config.catalog.refreshIntervalMs, refreshJitterRatio: options.config.catalog.refreshJitterRatio, now: Date.now };
     this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
     this.calls = new CallDispatcher(
       options.channels,
@@ -131,6 +155,17 @@ export class McpEndpoint implements RequestSink {
       this.record(gate.label === 'unavailable' || gate.label === 'too_large' ? this.routeLabel(path) : '(none)', 'http', gate.label, startedAt);
       return;
     }
+    if (gate.kind === 'refuse-after-body') {
+      // Decided from the headers (before the auth step, like the gate's other refusals), answered once
+      // the body is read so that the error carries the request's id.
+      const r = this.requests.acquire();
+      r.startedAt = startedAt;
+      r.refusal = gate.refusal;
+      r.requestId = requestId;
+      r.routeKey = gate.refusal.routeKey ?? '(none)';
+      r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+      return;
+    }
     // ── auth step (src/main/auth/auth-step.ts): before the body is read; a refusal costs no pooled request ──
     let auth: RequestAuth | null = null;
     let decision: AuthDecision | null = null;
@@ -141,8 +176,18 @@ export class McpEndpoint implements RequestSink {
       auth.body = null;
       decision = this.auth.begin(req, gate.routeKey, auth);
       if (decision.kind === 'deny') {
-        writeReply(res, decision.reply, this.draining, requestId);
         this.auth.refused(decision, gate.routeKey, requestId, auth);
+        if (gate.era === 'modern') {
+          // 2026-07-28: the refusal carries the request's id, so the body is read first (ADR-0014 §2).
+          const r = this.requests.acquire();
+          r.startedAt = startedAt;
+          r.routeKey = gate.routeKey;
+          r.requestId = requestId;
+          r.refusal = refusalOfReply(decision.reply, decision.outcome, gate.routeKey);
+          r.begin(res, head.contentLength, this.policy.maxBodyBytes);
+          return;
+        }
+        writeReply(res, decision.reply, this.draining, requestId);
         this.record(gate.routeKey, 'http', decision.outcome, startedAt);
         return;
       }
@@ -155,6 +200,12 @@ export class McpEndpoint implements RequestSink {
     r.snapshot = gate.snapshot;
     r.shard = gate.route.shard;
     r.sse = gate.wantsSse;
+    if (gate.era === 'modern') {
+      r.modern = true;
+      r.mcpMethod = req.getHeader('mcp-method');
+      r.mcpName = req.getHeader('mcp-name');
+      if (stripOws(r.mcpMethod) === 'tools/call') r.paramHeaders = paramHeaders(req);
+    }
     r.requestId = requestId;
     r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
     r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
@@ -179,6 +230,13 @@ export class McpEndpoint implements RequestSink {
     const body = auth.body;
     auth.body = null;
     if (d.kind === 'deny') {
+      if (r.modern) {
+        // 2026-07-28: answered with the request's id — now, or when the body has arrived (onBody).
+        this.auth.refused(d, r.routeKey, r.requestId, auth);
+        r.refusal = refusalOfReply(d.reply, d.outcome, r.routeKey);
+        if (body !== null) res.cork(() => this.onBody(r, body));
+        return;
+      }
       // A body still arriving is not read: the connection closes after the answer, and the object is not pooled again.
       res.cork(() => writeReply(res, d.reply, body === null || this.draining, r.requestId));
       this.auth.refused(d, r.routeKey, r.requestId, auth);
@@ -205,17 +263,31 @@ export class McpEndpoint implements RequestSink {
 
   onBody(r: McpRequest, body: Buffer): void {
     const res = r.res;
+    if (res === null || r.aborted) return;
+    const refusal = r.refusal;
+    if (refusal !== null) {
+      writeReply(res, refusalReply(refusal, refusalId(body)), this.draining, r.requestId);
+      this.record(r.routeKey, 'http', refusal.label, r.startedAt);
+      this.requests.release(r);
+      return;
+    }
     const snapshot = r.snapshot;
-    if (res === null || snapshot === null || r.aborted) return;
+    if (snapshot === null) return;
     const auth = r.auth;
     if (auth !== null && auth.pending) {
       auth.body = body; // answered once the token is checked (authSettled)
       return;
     }
     // The caller's tools/list is its precomputed variant of the snapshot's template (auth step).
-    const decision = answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
+    const decision = r.modern
+      ? answerModernRequest(body, auth === null || auth.policy === null ? snapshot : this.auth.modernListSource(snapshot, auth.filter), r, this.freshness, this.limits)
+      : answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
       this.forward(r, res, decision);
+      return;
+    }
+    if (decision.kind === 'listen') {
+      this.listen(r, res, decision);
       return;
     }
     if (decision.cancels !== undefined) {
@@ -234,6 +306,28 @@ export class McpEndpoint implements RequestSink {
     this.requests.release(r);
   }
 
+  /** Opens a `subscriptions/listen` stream, or refuses it (503) past `subscriptions.maxPerAcceptor`. */
+  private listen(r: McpRequest, res: HttpResponse, decision: ListenDecision): void {
+    if (this.subscriptions.listen(res, r.routeKey, decision.idText, decision.toolsListChanged)) {
+      this.record(r.routeKey, 'subscriptions/listen', 'ok', r.startedAt);
+    } else {
+      writeReply(
+        res,
+        {
+          status: 503,
+          contentType: 'application/json',
+          headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+          body: errorResponseForIdText(decision.idText, JsonRpcErrorCode.TransportError, SUBSCRIPTION_LIMIT_MESSAGE, { reason: GatewayErrorCode.SubscriptionLimit }),
+        },
+        this.draining,
+        r.requestId,
+      );
+      this.record(r.routeKey, 'subscriptions/listen', 'subscription_limit', r.startedAt);
+    }
+    // The stream (if any) lives on in `subscriptions`; the pooled request object is free again.
+    this.requests.release(r);
+  }
+
   private forward(r: McpRequest, res: HttpResponse, call: ForwardCall): void {
     r.idText = call.idText;
     r.toolName = call.toolName;
@@ -241,6 +335,14 @@ export class McpEndpoint implements RequestSink {
     r.argumentsBytes = call.argumentsBytes;
     r.progressTokenJson = call.progressTokenJson;
     r.logLevel = call.logLevel;
+    r.modern = call.modern;
+    // SEP-414: the trace context in _meta is the MCP request's own; it wins over an HTTP header set by an intermediary.
+    if (call.traceparent !== '') r.traceparent = call.traceparent;
+    r.tracestate = call.tracestate;
+    r.baggage = call.baggage;
+    r.clientCapabilitiesJson = call.clientCapabilitiesJson;
+    r.inputResponsesJson = call.inputResponsesJson;
+    r.requestStateJson = call.requestStateJson;
     // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).
     const auth = r.auth;
     if (auth !== null && auth.policy !== null) {

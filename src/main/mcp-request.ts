@@ -13,9 +13,14 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { CallRequest } from '../shared/calls.js';
 import type { TraceSpan } from '../shared/tracing/tracer.js';
+import type { ModernHead } from '../shared/protocol/answer-modern.js';
+import type { Refusal } from '../shared/protocol/gate.js';
+import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { statusLine } from '../shared/protocol/reply.js';
 import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
+
+const NO_PARAM_HEADERS: readonly ParamHeader[] = Object.freeze([]);
 
 /** Bodies up to this size reuse the pooled object's buffer; larger ones get their own. */
 const POOLED_BODY_BYTES = 16 * 1024;
@@ -33,13 +38,19 @@ export interface RequestSink {
 }
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
-export class McpRequest implements CallRequest {
+export class McpRequest implements CallRequest, ModernHead {
   state: 'free' | 'reading' | 'calling' | 'answered' = 'free';
   res: HttpResponse | null = null;
   aborted = false;
   startedAt = 0;
   snapshot: AcceptorSnapshot | null = null;
   shard = 0;
+  /** Set when the gate refused the request but its answer waits for the body (to echo the request id). */
+  refusal: Refusal | null = null;
+  // ModernHead: the mirrored headers of a 2026-07-28 request ('' = absent).
+  mcpMethod = '';
+  mcpName = '';
+  paramHeaders: readonly ParamHeader[] = NO_PARAM_HEADERS;
   /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
   auth: RequestAuth | null = null;
   // CallRequest: what a tools/call hands its shard.
@@ -52,6 +63,12 @@ export class McpRequest implements CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  modern = false;
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
   /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
   identity = '';
   /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
@@ -104,7 +121,17 @@ export class McpRequest implements CallRequest {
     this.state = 'free';
     this.res = null;
     this.snapshot = null;
+    this.refusal = null;
     this.argumentsJson = '';
+    this.mcpMethod = '';
+    this.mcpName = '';
+    this.paramHeaders = NO_PARAM_HEADERS;
+    this.modern = false;
+    this.tracestate = '';
+    this.baggage = '';
+    this.clientCapabilitiesJson = '';
+    this.inputResponsesJson = '';
+    this.requestStateJson = '';
     this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;

@@ -7,14 +7,21 @@
  * a request that took an entry keeps a consistent route + snapshot pair to
  * its end.
  */
+import type { HeaderParam } from '../shared/catalog/x-mcp-header.js';
+import type { ListSource } from '../shared/protocol/answer.js';
+import type { ModernListSource } from '../shared/protocol/answer-modern.js';
 import type { RouteEntry } from '../shared/protocol/gate.js';
-import { snapshotListTemplate } from '../shared/snapshot/layout.js';
+import { acceptorSections } from '../shared/snapshot/layout.js';
 import type { RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
 
-/** What an acceptor answers from: the route's `tools/list` response template, in this thread's memory. */
-export interface AcceptorSnapshot {
-  /** `{"jsonrpc":"2.0","result":{…},"id":` — append `<id>}` to answer `tools/list`. */
+/** What an acceptor answers from, in this thread's memory: both eras' `tools/list` templates and what modern requests check. */
+export interface AcceptorSnapshot extends ListSource, ModernListSource {
+  /** Legacy: `{"jsonrpc":"2.0","result":{…},"id":` — append `<id>}` to answer `tools/list`. */
   readonly listTemplate: Uint8Array;
+  /** 2026-07-28: `{"jsonrpc":"2.0","result":{…,"ttlMs":` — append `<ttl>},"id":<id>}`. */
+  readonly modernListTemplate: Uint8Array;
+  readonly builtAt: number;
+  readonly headerParams: ReadonlyMap<string, readonly HeaderParam[]> | null;
 }
 
 /** A directory entry as the gate sees it. */
@@ -47,10 +54,11 @@ export class RouteDirectory {
   }
 
   /**
-   * The `tools/list` template is copied once per publication into this
+   * The `tools/list` templates are copied once per publication into this
    * thread's memory: V8 copies out of a SharedArrayBuffer element by element,
    * and doing that for every answer cost 48.5 vs 31 µs CPU per 50-tool
-   * `tools/list` (ADR-0003). The copy is as immutable as the snapshot.
+   * `tools/list` (ADR-0003). The copies are as immutable as the snapshot;
+   * with two eras a route costs two templates per acceptor thread.
    */
   private snapshotFor(routeKey: string, buffer: SharedArrayBuffer | null): AcceptorSnapshot | null {
     if (buffer === null) {
@@ -60,6 +68,7 @@ export class RouteDirectory {
     const current = this.routes.get(routeKey)?.snapshot;
     if (current && this.sources.get(routeKey) === buffer) return current;
     this.sources.set(routeKey, buffer);
-    return { listTemplate: Buffer.from(snapshotListTemplate(buffer)) };
+    const s = acceptorSections(buffer);
+    return { listTemplate: Buffer.from(s.listTemplate), modernListTemplate: Buffer.from(s.modernListTemplate), builtAt: s.builtAt, headerParams: s.headerParams };
   }
 }

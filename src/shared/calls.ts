@@ -58,4 +58,15 @@ export interface CallRequest {
    * Never a token.
    */
   identity?: string;
+  /** The request speaks 2026-07-28: the shard shapes the result for that era (ADR-0014). */
+  modern: boolean;
+  /** W3C `tracestate` / `baggage` (SEP-414, from `_meta`), `''` when absent. */
+  tracestate: string;
+  baggage: string;
+  /** Modern only, `''` otherwise: JSON text of the request's client capabilities (what input requests it may receive). */
+  clientCapabilitiesJson: string;
+  /** Modern only: JSON text of `params.inputResponses` (MRTR), `''` when absent. */
+  inputResponsesJson: string;
+  /** Modern only: `params.requestState` as JSON text (a JSON string), `''` when absent. */
+  requestStateJson: string;
 }

@@ -13,6 +13,12 @@ export const JsonRpcErrorCode = {
   InternalError: -32603,
   /** Transport-level refusal decided before parsing (403/404/405/406/413/415/503 and header 400s), as the MCP SDK does. */
   TransportError: -32000,
+  /** 2026-07-28: the MCP headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) disagree with the body or are missing/malformed (HTTP 400). */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: answering needs a client capability the request's `_meta` did not declare (HTTP 400, `data.requiredCapabilities`). */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the requested protocol version is not served (HTTP 400, `data.supported`, `data.requested`). */
+  UnsupportedProtocolVersion: -32022,
 } as const;
 export type JsonRpcErrorCode = (typeof JsonRpcErrorCode)[keyof typeof JsonRpcErrorCode];
 
@@ -51,6 +57,8 @@ export const GatewayErrorCode = {
   AuthUnavailable: 'AUTH_UNAVAILABLE',
   /** No native uWebSockets.js build loads for this Node ABI and libc (never run on the JavaScript polyfill). */
   RuntimeUnsupported: 'RUNTIME_UNSUPPORTED',
+  /** An acceptor thread already holds `subscriptions.maxPerAcceptor` open `subscriptions/listen` streams. */
+  SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -59,6 +59,8 @@ const KNOWN_METHODS = new Set([
   'logging/setLevel',
   'notifications/initialized',
   'notifications/cancelled',
+  'server/discover',
+  'subscriptions/listen',
 ]);
 
 /** Label value for a JSON-RPC method. */

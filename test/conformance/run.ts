@@ -1,46 +1,57 @@
 /**
  * `npm run test:conformance`: the official MCP conformance suite
- * (`@modelcontextprotocol/conformance`, server scenarios) against the built
- * gateway.
+ * (`@modelcontextprotocol/conformance`, pinned in suite.ts) against the built
+ * gateway, twice — both protocol eras are served on every route:
+ *
+ * - **`default`**: every server scenario the suite lists, each in its own
+ *   process (`conformance server --url … --scenario <name>`), at the wire the
+ *   suite picks for it (2025-11-25 with the `initialize` handshake for the
+ *   older scenarios, 2026-07-28 for the scenarios that revision introduced);
+ * - **`requirements-2026-07-28`**: `conformance server --url …
+ *   --requirements 2026-07-28`, one process: exactly the set that revision
+ *   requires (and the not-scored ones it runs for visibility), all at the
+ *   2026-07-28 wire.
  *
  * 1. Starts the conformance fixture Tool Service (test/fixtures/conformance-tool-service.ts)
- *    and the gateway from dist/ with one route, `conformance`, on 127.0.0.1:0.
- * 2. Lists the suite's server scenarios, then runs each one in its own process:
- *    `npx -y -p node@22 -p @modelcontextprotocol/conformance@<v> -- conformance server
- *    --url http://localhost:<port>/mcp/conformance --scenario <name> -o <dir>`
- *    (the suite needs Node 22; npx brings it without changing the project's Node).
- * 3. Reads each scenario's `checks.json`: a scenario passes when it has checks
- *    and none is FAILURE or WARNING (the rule of the suite's own
- *    `--expected-failures` baseline).
- * 4. Compares with test/conformance/expected-failures.json: a `mustPass` scenario
- *    that fails, an `expectedFailures` scenario that passes (stale baseline), or
- *    a scenario in neither list fails the run (exit 1). Prints one table row per
- *    scenario; exits 0 when everything matches.
+ *    and the gateway from dist/ with one route, `conformance`, on 127.0.0.1:0
+ *    (a short `catalog.refreshIntervalMs`, so a list change made by the
+ *    fixture's trigger tool reaches `subscriptions/listen` within the suite's
+ *    wait).
+ * 2. Runs both; reads each scenario's `checks.json` (suite.ts: a pass needs a
+ *    SUCCESS check and no FAILURE or WARNING).
+ * 3. Compares each run with its section of test/conformance/expected-failures.json:
+ *    a `mustPass` scenario that fails, an `expectedFailures` scenario that
+ *    passes (stale baseline), or a scenario in neither list fails the run
+ *    (exit 1). Prints one table row per scenario.
  *
- * Time is bounded: each scenario process is killed after
- * CONFORMANCE_SCENARIO_TIMEOUT_MS (default 120 s), and no scenario starts after
- * CONFORMANCE_TOTAL_TIMEOUT_MS (default 15 min). CONFORMANCE_CONCURRENCY
- * (default 4) scenarios run at once. Positional arguments restrict the run to
- * those scenarios (for local debugging; the others are then not judged).
- * Results stay in CONFORMANCE_RESULTS_DIR when set, else in a temporary
- * directory that is removed when the run matches the baseline.
+ * Time is bounded: each scenario process of `default` is killed after
+ * CONFORMANCE_SCENARIO_TIMEOUT_MS (default 120 s), the requirements run after
+ * CONFORMANCE_REQUIREMENTS_TIMEOUT_MS (default 15 min), and no `default`
+ * scenario starts after CONFORMANCE_TOTAL_TIMEOUT_MS (default 15 min).
+ * CONFORMANCE_CONCURRENCY (default 4) scenarios run at once. `--run default`
+ * or `--run requirements-2026-07-28` runs one of the two; positional
+ * arguments restrict `default` to those scenarios (for local debugging; the
+ * others are then not judged). Results stay in CONFORMANCE_RESULTS_DIR when
+ * set, else in a temporary directory that is removed when both runs match.
  *
  * The gateway and the fixture are imported from dist/ (what `npm run build`
  * produced), wherever this file itself runs from.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { findChecks, lastLine, noVerdict, readChecks, requirementResults, runSuite, scenarioNames, SUITE_PACKAGE, type ScenarioOutcome } from './suite.js';
 
 type GatewayModule = typeof import('../../src/main/gateway.js');
 type LoadModule = typeof import('../../src/shared/config/load.js');
 type FixtureModule = typeof import('../fixtures/conformance-tool-service.js');
 type UwsLoaderModule = typeof import('../../src/main/uws.js');
 
-const SUITE_PACKAGE = '@modelcontextprotocol/conformance@0.1.16';
 const ROUTE = 'conformance';
+/** The two runs and the arguments that select their scenarios. */
+const RUNS = ['default', 'requirements-2026-07-28'] as const;
+type RunName = (typeof RUNS)[number];
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -52,6 +63,7 @@ function envInt(name: string, fallback: number): number {
 
 const SCENARIO_TIMEOUT_MS = envInt('CONFORMANCE_SCENARIO_TIMEOUT_MS', 120_000);
 const TOTAL_TIMEOUT_MS = envInt('CONFORMANCE_TOTAL_TIMEOUT_MS', 15 * 60_000);
+const REQUIREMENTS_TIMEOUT_MS = envInt('CONFORMANCE_REQUIREMENTS_TIMEOUT_MS', 15 * 60_000);
 /** `list` is the first npx call: on a clean machine it downloads Node 22 and the suite. */
 const LIST_TIMEOUT_MS = envInt('CONFORMANCE_LIST_TIMEOUT_MS', 5 * 60_000);
 const CONCURRENCY = envInt('CONFORMANCE_CONCURRENCY', 4);
@@ -77,167 +89,53 @@ async function importBuilt<T>(relative: string): Promise<T> {
   return (await import(pathToFileURL(file).href)) as T;
 }
 
+/** One run's section of test/conformance/expected-failures.json. */
+interface RunBaseline {
+  mustPass: string[];
+  expectedFailures: Record<string, string>;
+}
+
 /** test/conformance/expected-failures.json. */
 interface Baseline {
   suite: string;
-  mustPass: string[];
-  expectedFailures: Record<string, string>;
+  runs: Record<RunName, RunBaseline>;
 }
 
 function readBaseline(): Baseline {
   const b = JSON.parse(readFileSync(BASELINE_PATH, 'utf8')) as Partial<Baseline>;
   const problems: string[] = [];
   if (b.suite !== SUITE_PACKAGE) problems.push(`"suite" is ${JSON.stringify(b.suite)}, the runner pins ${SUITE_PACKAGE}`);
-  if (!Array.isArray(b.mustPass) || b.mustPass.some((s) => typeof s !== 'string')) problems.push('"mustPass" must be an array of scenario names');
-  if (typeof b.expectedFailures !== 'object' || b.expectedFailures === null || Array.isArray(b.expectedFailures)) problems.push('"expectedFailures" must map scenario → reason');
-  else {
-    for (const [name, reason] of Object.entries(b.expectedFailures)) {
-      if (typeof reason !== 'string' || reason.trim() === '') problems.push(`expectedFailures.${name}: a reason is required`);
-      if (b.mustPass?.includes(name)) problems.push(`${name} is both in mustPass and in expectedFailures`);
+  for (const run of RUNS) {
+    const r = b.runs?.[run];
+    if (r === undefined) {
+      problems.push(`runs["${run}"] is missing`);
+      continue;
+    }
+    if (!Array.isArray(r.mustPass) || r.mustPass.some((s) => typeof s !== 'string')) problems.push(`runs["${run}"].mustPass must be an array of scenario names`);
+    if (typeof r.expectedFailures !== 'object' || r.expectedFailures === null || Array.isArray(r.expectedFailures)) {
+      problems.push(`runs["${run}"].expectedFailures must map scenario → reason`);
+      continue;
+    }
+    for (const [name, reason] of Object.entries(r.expectedFailures)) {
+      if (typeof reason !== 'string' || reason.trim() === '') problems.push(`runs["${run}"].expectedFailures.${name}: a reason is required`);
+      if (r.mustPass?.includes(name)) problems.push(`runs["${run}"]: ${name} is both in mustPass and in expectedFailures`);
     }
   }
   if (problems.length > 0) throw new Error(`conformance: ${BASELINE_PATH} is invalid:\n  - ${problems.join('\n  - ')}`);
   return b as Baseline;
 }
 
-/** Output of one child process. */
-interface ProcessResult {
-  code: number | null;
-  timedOut: boolean;
-  stdout: string;
-  stderr: string;
-}
-
-const OUTPUT_CAP = 256 * 1024;
-
-/** Runs `npx -y -p node@22 -p <suite> -- conformance <args>` in its own process group, killed after `timeoutMs`. */
-function runSuite(args: readonly string[], timeoutMs: number): Promise<ProcessResult> {
-  return new Promise((resolve) => {
-    const child = spawn('npx', ['-y', '-p', 'node@22', '-p', SUITE_PACKAGE, '--', 'conformance', ...args], {
-      cwd: tmpdir(),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (c: Buffer) => {
-      if (stdout.length < OUTPUT_CAP) stdout += c.toString('utf8');
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      if (stderr.length < OUTPUT_CAP) stderr += c.toString('utf8');
-    });
-    const killGroup = (): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    child.on('error', (err) => {
-      stderr += `\nspawn failed: ${err.message}`;
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // npx may leave the suite's process behind when it is killed; the group kill covers it.
-      if (timedOut) killGroup();
-      resolve({ code, timedOut, stdout, stderr });
-    });
-  });
-}
-
-/** Server scenario names from `conformance list --server` (`  - name [versions]`). */
-async function listScenarios(): Promise<string[]> {
-  const r = await runSuite(['list', '--server'], LIST_TIMEOUT_MS);
-  const names = [...r.stdout.matchAll(/^\s+-\s+([a-z0-9][a-z0-9-]*)\b/gm)].map((m) => m[1] as string);
-  if (r.code !== 0 || names.length === 0) {
-    throw new Error(`conformance list failed (exit ${String(r.code)}${r.timedOut ? ', timed out' : ''}):\n${r.stdout}\n${r.stderr}`.slice(0, 4000));
-  }
-  return names;
-}
-
-/** One check of a scenario's checks.json. */
-interface Check {
-  id?: string;
-  name?: string;
-  description?: string;
-  status?: string;
-  errorMessage?: string;
-}
-
-/** What happened to one scenario. */
-interface ScenarioOutcome {
-  scenario: string;
-  passed: boolean;
-  counts: { success: number; failure: number; warning: number; info: number };
-  /** Why it did not pass (first failure/warning messages, a timeout, missing results). */
-  note: string;
-  exitCode: number | null;
-  seconds: number;
-}
-
-function findChecks(dir: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findChecks(path);
-      if (found) return found;
-    } else if (entry.name === 'checks.json') return path;
-  }
-  return undefined;
-}
-
 async function runScenario(scenario: string, url: string, resultsDir: string): Promise<ScenarioOutcome> {
-  const started = Date.now();
-  const outDir = join(resultsDir, scenario);
+  const outDir = join(resultsDir, scenario.replace(/\//g, '-'));
   mkdirSync(outDir, { recursive: true });
   const r = await runSuite(['server', '--url', url, '--scenario', scenario, '-o', outDir], SCENARIO_TIMEOUT_MS);
   writeFileSync(join(outDir, 'runner-stdout.txt'), r.stdout);
   writeFileSync(join(outDir, 'runner-stderr.txt'), r.stderr);
-  const seconds = (Date.now() - started) / 1000;
-  const counts = { success: 0, failure: 0, warning: 0, info: 0 };
   const checksPath = findChecks(outDir);
   if (r.timedOut || checksPath === undefined) {
-    const why = r.timedOut ? `timed out after ${SCENARIO_TIMEOUT_MS} ms` : `no checks.json (exit ${String(r.code)}): ${lastLine(r.stderr) || lastLine(r.stdout)}`;
-    return { scenario, passed: false, counts, note: why, exitCode: r.code, seconds };
+    return noVerdict(scenario, r.timedOut ? `timed out after ${SCENARIO_TIMEOUT_MS} ms` : `no checks.json (exit ${String(r.code)}): ${lastLine(r.stderr) || lastLine(r.stdout)}`);
   }
-  let checks: Check[];
-  try {
-    checks = JSON.parse(readFileSync(checksPath, 'utf8')) as Check[];
-  } catch (err) {
-    return { scenario, passed: false, counts, note: `unreadable checks.json: ${(err as Error).message}`, exitCode: r.code, seconds };
-  }
-  const problems: string[] = [];
-  for (const c of checks) {
-    if (c.status === 'SUCCESS') counts.success++;
-    else if (c.status === 'FAILURE') counts.failure++;
-    else if (c.status === 'WARNING') counts.warning++;
-    else counts.info++;
-    if (c.status === 'FAILURE' || c.status === 'WARNING') problems.push(`${c.status} ${c.id ?? c.name ?? '?'}: ${c.errorMessage ?? c.description ?? ''}`.trim());
-  }
-  const passed = checks.length > 0 && counts.failure === 0 && counts.warning === 0;
-  // The CLI's own exit code (failures only) must agree with the checks it wrote.
-  if (passed && r.code !== 0) problems.push(`the suite exited ${String(r.code)} although every check passed`);
-  return {
-    scenario,
-    passed: passed && r.code === 0,
-    counts,
-    note: checks.length === 0 ? 'no checks recorded' : problems.join(' | '),
-    exitCode: r.code,
-    seconds,
-  };
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l.trim() !== '' && !l.includes('npm warn'));
-  return (lines[lines.length - 1] ?? '').slice(0, 300);
+  return readChecks(scenario, checksPath);
 }
 
 /** Runs `tasks` with at most `limit` at once; tasks not started before `deadline` resolve through `late`. */
@@ -255,16 +153,107 @@ async function pool<T, R>(items: readonly T[], limit: number, deadline: number, 
   return results;
 }
 
+/** `default`: every server scenario the suite lists, one process each, at the suite's default wire. */
+async function runDefault(url: string, resultsDir: string, only: readonly string[], deadline: number): Promise<{ outcomes: ScenarioOutcome[]; listed: string[] }> {
+  const r = await runSuite(['list', '--server'], LIST_TIMEOUT_MS);
+  const listed = scenarioNames(r.stdout.slice(0, r.stdout.search(/^Client scenarios/m) >= 0 ? r.stdout.search(/^Client scenarios/m) : undefined));
+  if (r.code !== 0 || listed.length === 0) {
+    throw new Error(`conformance list failed (exit ${String(r.code)}${r.timedOut ? ', timed out' : ''}):\n${r.stdout}\n${r.stderr}`.slice(0, 4000));
+  }
+  let toRun = listed;
+  if (only.length > 0) {
+    const unknown = only.filter((s) => !listed.includes(s));
+    if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (the suite has: ${listed.join(', ')})`);
+    toRun = listed.filter((s) => only.includes(s));
+  }
+  console.log(`conformance [default]: ${toRun.length} scenario(s), ${CONCURRENCY} at a time, ${SCENARIO_TIMEOUT_MS / 1000} s each at most`);
+  const outcomes = await pool(
+    toRun,
+    CONCURRENCY,
+    deadline,
+    async (scenario) => {
+      const started = Date.now();
+      const o = await runScenario(scenario, url, join(resultsDir, 'default'));
+      console.log(`  ${o.passed ? 'passed' : 'failed'}  ${scenario} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      return o;
+    },
+    (scenario) => noVerdict(scenario, `not run: CONFORMANCE_TOTAL_TIMEOUT_MS (${TOTAL_TIMEOUT_MS} ms) exhausted`),
+  );
+  return { outcomes, listed };
+}
+
+/** `requirements-2026-07-28`: the suite's own requirement set for the revision, one process. */
+async function runRequirements(url: string, resultsDir: string, expected: readonly string[]): Promise<{ outcomes: ScenarioOutcome[]; listed: string[] }> {
+  const outDir = join(resultsDir, 'requirements-2026-07-28');
+  mkdirSync(outDir, { recursive: true });
+  console.log(`conformance [requirements-2026-07-28]: one run of --requirements 2026-07-28, ${REQUIREMENTS_TIMEOUT_MS / 1000} s at most`);
+  const r = await runSuite(['server', '--url', url, '--requirements', '2026-07-28', '-o', outDir], REQUIREMENTS_TIMEOUT_MS);
+  writeFileSync(join(outDir, 'runner-stdout.txt'), r.stdout);
+  writeFileSync(join(outDir, 'runner-stderr.txt'), r.stderr);
+  // Every scenario the run wrote a result for, plus the ones the baseline expects (so a missing one is reported).
+  const ran = [...r.stdout.matchAll(/^=== Running scenario: (\S+) ===$/gm)].map((m) => m[1] as string);
+  const names = [...new Set([...ran, ...expected])];
+  const results = requirementResults(outDir, names);
+  const outcomes = ran.map((scenario) => {
+    const checks = results.get(scenario);
+    return checks === undefined ? noVerdict(scenario, r.timedOut ? `timed out after ${REQUIREMENTS_TIMEOUT_MS} ms` : `no checks.json (exit ${String(r.code)})`) : readChecks(scenario, checks);
+  });
+  for (const o of outcomes) console.log(`  ${o.passed ? 'passed' : 'failed'}  ${o.scenario}`);
+  if (ran.length === 0) throw new Error(`conformance --requirements 2026-07-28 ran nothing (exit ${String(r.code)}): ${lastLine(r.stderr) || lastLine(r.stdout)}`);
+  return { outcomes, listed: ran };
+}
+
 type Verdict = 'pass' | 'expected failure' | 'NEW FAILURE' | 'NEW PASS (stale baseline)' | 'UNCLASSIFIED' | 'MISSING FROM SUITE';
 
 function pad(text: string, width: number): string {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
+/** Prints one run's table against its baseline; returns the mismatches. */
+function judge(run: RunName, baseline: RunBaseline, outcomes: readonly ScenarioOutcome[], listed: readonly string[], complete: boolean): number {
+  const rows: Array<{ scenario: string; expected: string; actual: string; checks: string; verdict: Verdict; note: string }> = [];
+  for (const o of outcomes) {
+    const expectedPass = baseline.mustPass.includes(o.scenario);
+    const expectedFail = o.scenario in baseline.expectedFailures;
+    let verdict: Verdict;
+    if (!expectedPass && !expectedFail) verdict = 'UNCLASSIFIED';
+    else if (expectedPass) verdict = o.passed ? 'pass' : 'NEW FAILURE';
+    else verdict = o.passed ? 'NEW PASS (stale baseline)' : 'expected failure';
+    rows.push({
+      scenario: o.scenario,
+      expected: expectedPass ? 'pass' : expectedFail ? 'fail' : '?',
+      actual: o.passed ? 'pass' : 'fail',
+      checks: `${o.counts.success}/${o.counts.failure}/${o.counts.warning}`,
+      verdict,
+      note: verdict === 'expected failure' ? (baseline.expectedFailures[o.scenario] ?? '').split(':')[0] + ': ' + o.note : o.note,
+    });
+  }
+  if (complete) {
+    for (const name of [...baseline.mustPass, ...Object.keys(baseline.expectedFailures)]) {
+      if (!listed.includes(name)) rows.push({ scenario: name, expected: 'listed', actual: '-', checks: '-', verdict: 'MISSING FROM SUITE', note: 'in the baseline but not run by the suite' });
+    }
+  }
+  const w = { scenario: Math.max(8, ...rows.map((r) => r.scenario.length)), verdict: Math.max(7, ...rows.map((r) => r.verdict.length)) };
+  console.log(`\n[${run}]\n${pad('scenario', w.scenario)}  expected  actual  S/F/W    ${pad('verdict', w.verdict)}  note`);
+  console.log(`${'-'.repeat(w.scenario)}  --------  ------  -------  ${'-'.repeat(w.verdict)}  ----`);
+  for (const r of rows) {
+    const note = r.note.length > 160 ? r.note.slice(0, 157) + '...' : r.note;
+    console.log(`${pad(r.scenario, w.scenario)}  ${pad(r.expected, 8)}  ${pad(r.actual, 6)}  ${pad(r.checks, 7)}  ${pad(r.verdict, w.verdict)}  ${note}`);
+  }
+  const bad = rows.filter((r) => r.verdict !== 'pass' && r.verdict !== 'expected failure');
+  console.log(`\nconformance [${run}]: ${rows.filter((r) => r.verdict === 'pass').length} passed, ${rows.filter((r) => r.verdict === 'expected failure').length} expected failures, ${bad.length} mismatches`);
+  for (const r of bad) console.log(`  - ${r.scenario}: ${r.verdict}${r.note ? ` (${r.note.slice(0, 300)})` : ''}`);
+  return bad.length;
+}
+
 async function main(): Promise<number> {
   const deadline = Date.now() + TOTAL_TIMEOUT_MS;
   const baseline = readBaseline();
-  const only = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const args = process.argv.slice(2);
+  const runFlag = args.indexOf('--run');
+  const selected = runFlag >= 0 ? args[runFlag + 1] : undefined;
+  if (selected !== undefined && !(RUNS as readonly string[]).includes(selected)) throw new Error(`--run must be one of ${RUNS.join(', ')}`);
+  const only = args.filter((a, i) => !a.startsWith('-') && !(runFlag >= 0 && i === runFlag + 1));
 
   const { startGateway } = await importBuilt<GatewayModule>('src/main/gateway.js');
   const { validateConfig } = await importBuilt<LoadModule>('src/shared/config/load.js');
@@ -281,7 +270,8 @@ async function main(): Promise<number> {
       server: { host: '127.0.0.1', port: 0 },
       workers: { shards: 1 },
       log: { level: 'warn' },
-      catalog: { source: 'static', static: { routes: { [ROUTE]: [{ id: CONFORMANCE_SERVICE, baseUrl: svc.url }] } } },
+      // A list change (the fixture's test_trigger_tool_change) is published within ~200 ms: the suite waits 800–1500 ms for it.
+      catalog: { source: 'static', refreshIntervalMs: 200, static: { routes: { [ROUTE]: [{ id: CONFORMANCE_SERVICE, baseUrl: svc.url }] } } },
     }),
   );
   let ok = false;
@@ -297,76 +287,19 @@ async function main(): Promise<number> {
     const pinnedUws = process.env['MCP_TEST_EXPECT_UWS'];
     if (pinnedUws && pinnedUws !== uws) throw new Error(`the gateway runs ${uws}, but MCP_TEST_EXPECT_UWS pins ${pinnedUws}`);
 
-    const listed = await listScenarios();
-    const classified = new Set([...baseline.mustPass, ...Object.keys(baseline.expectedFailures)]);
-    let toRun = listed;
-    if (only.length > 0) {
-      const unknown = only.filter((s) => !listed.includes(s));
-      if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')} (the suite has: ${listed.join(', ')})`);
-      toRun = listed.filter((s) => only.includes(s));
+    let mismatches = 0;
+    if (selected === undefined || selected === 'default') {
+      const { outcomes, listed } = await runDefault(url, resultsDir, only, deadline);
+      mismatches += judge('default', baseline.runs.default, outcomes, listed, only.length === 0);
+      if (only.length > 0) console.log(`conformance [default]: only ${only.join(', ')} were run; the rest of the baseline was not checked`);
     }
-    console.log(`conformance: running ${toRun.length} scenario(s), ${CONCURRENCY} at a time, ${SCENARIO_TIMEOUT_MS / 1000} s each at most\n`);
-
-    const outcomes = await pool(
-      toRun,
-      CONCURRENCY,
-      deadline,
-      async (scenario) => {
-        const o = await runScenario(scenario, url, resultsDir);
-        console.log(`  ${o.passed ? 'passed' : 'failed'}  ${scenario} (${o.seconds.toFixed(1)} s)`);
-        return o;
-      },
-      (scenario): ScenarioOutcome => ({
-        scenario,
-        passed: false,
-        counts: { success: 0, failure: 0, warning: 0, info: 0 },
-        note: `not run: CONFORMANCE_TOTAL_TIMEOUT_MS (${TOTAL_TIMEOUT_MS} ms) exhausted`,
-        exitCode: null,
-        seconds: 0,
-      }),
-    );
-
-    const rows: Array<{ scenario: string; expected: string; actual: string; checks: string; verdict: Verdict; note: string }> = [];
-    for (const o of outcomes) {
-      const expectedPass = baseline.mustPass.includes(o.scenario);
-      const expectedFail = o.scenario in baseline.expectedFailures;
-      let verdict: Verdict;
-      if (!expectedPass && !expectedFail) verdict = 'UNCLASSIFIED';
-      else if (expectedPass) verdict = o.passed ? 'pass' : 'NEW FAILURE';
-      else verdict = o.passed ? 'NEW PASS (stale baseline)' : 'expected failure';
-      rows.push({
-        scenario: o.scenario,
-        expected: expectedPass ? 'pass' : expectedFail ? 'fail' : '?',
-        actual: o.passed ? 'pass' : 'fail',
-        checks: `${o.counts.success}/${o.counts.failure}/${o.counts.warning}`,
-        verdict,
-        note: verdict === 'expected failure' ? (baseline.expectedFailures[o.scenario] ?? '').split(':')[0] + ': ' + o.note : o.note,
-      });
+    if ((selected === undefined && only.length === 0) || selected === 'requirements-2026-07-28') {
+      const section = baseline.runs['requirements-2026-07-28'];
+      const { outcomes, listed } = await runRequirements(url, resultsDir, [...section.mustPass, ...Object.keys(section.expectedFailures)]);
+      mismatches += judge('requirements-2026-07-28', section, outcomes, listed, true);
     }
-    if (only.length === 0) {
-      for (const name of classified) {
-        if (!listed.includes(name)) rows.push({ scenario: name, expected: 'listed', actual: '-', checks: '-', verdict: 'MISSING FROM SUITE', note: 'in the baseline but not offered by the suite' });
-      }
-    }
-
-    const w = { scenario: Math.max(8, ...rows.map((r) => r.scenario.length)), verdict: Math.max(7, ...rows.map((r) => r.verdict.length)) };
-    console.log(`\n${pad('scenario', w.scenario)}  expected  actual  S/F/W    ${pad('verdict', w.verdict)}  note`);
-    console.log(`${'-'.repeat(w.scenario)}  --------  ------  -------  ${'-'.repeat(w.verdict)}  ----`);
-    for (const r of rows) {
-      const note = r.note.length > 160 ? r.note.slice(0, 157) + '...' : r.note;
-      console.log(`${pad(r.scenario, w.scenario)}  ${pad(r.expected, 8)}  ${pad(r.actual, 6)}  ${pad(r.checks, 7)}  ${pad(r.verdict, w.verdict)}  ${note}`);
-    }
-    const bad = rows.filter((r) => r.verdict !== 'pass' && r.verdict !== 'expected failure');
-    const passedCount = rows.filter((r) => r.verdict === 'pass').length;
-    const expectedCount = rows.filter((r) => r.verdict === 'expected failure').length;
-    if (only.length > 0) console.log(`\nconformance: only ${only.join(', ')} were run (positional arguments); the rest of the baseline was not checked`);
-    console.log(`\nconformance: ${passedCount} passed, ${expectedCount} expected failures, ${bad.length} mismatches`);
-    if (bad.length > 0) {
-      console.log('conformance: MISMATCH with test/conformance/expected-failures.json:');
-      for (const r of bad) console.log(`  - ${r.scenario}: ${r.verdict}${r.note ? ` (${r.note.slice(0, 300)})` : ''}`);
-      console.log(`conformance: per-scenario output and checks.json kept in ${resultsDir}`);
-    }
-    ok = bad.length === 0;
+    if (mismatches > 0) console.log(`\nconformance: MISMATCH with ${BASELINE_PATH}; per-scenario output and checks.json kept in ${resultsDir}`);
+    ok = mismatches === 0;
     return ok ? 0 : 1;
   } finally {
     await gw.close();

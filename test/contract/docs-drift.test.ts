@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/shared/config/defaults.js';
 import { CONFIG_KEYS, ENV_CONFIG_FILE } from '../../src/shared/config/load.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../../src/shared/errors.js';
-import { SERVER_CAPABILITIES } from '../../src/shared/protocol/mcp.js';
+import { LEGACY_SERVER_CAPABILITIES, MODERN_SERVER_CAPABILITIES } from '../../src/shared/protocol/mcp.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -82,15 +82,29 @@ describe('docs/contracts/errors.md', () => {
 describe('docs/contracts/mcp-endpoint.md', () => {
   const doc = read('docs/contracts/mcp-endpoint.md');
 
-  it('states the listChanged value the server declares (SPEC §9 defect 4)', () => {
-    const declared = SERVER_CAPABILITIES.tools.listChanged;
+  // SPEC §9 defect 4: never declare what is not sent. Each era's statement and its JSON example must be what the code declares.
+  it.each([
+    ['legacy (initialize)', LEGACY_SERVER_CAPABILITIES.tools.listChanged, 'legacy'],
+    ['2026-07-28 (server/discover)', MODERN_SERVER_CAPABILITIES.tools.listChanged, '2026-07-28'],
+  ] as const)('states the listChanged value the server declares to %s clients', (_, declared, era) => {
     expect(typeof declared).toBe('boolean');
-    expect(doc).toContain(`\`capabilities.tools.listChanged\` is \`${declared}\``);
-    expect(doc).toContain(`"listChanged":${declared}`);
-    // No sentence may claim the opposite value as the current behaviour.
-    expect(doc).not.toContain(`\`capabilities.tools.listChanged\` is \`${!declared}\``);
-    expect(doc).not.toContain(`"listChanged":${!declared}`);
-    expect(doc).not.toMatch(new RegExp(`listChanged:\\s*${!declared}`));
+    expect(doc).toContain(`${era} \`capabilities.tools.listChanged\` is \`${declared}\``);
+    expect(doc).not.toContain(`${era} \`capabilities.tools.listChanged\` is \`${!declared}\``);
+    // The JSON examples of the era's handshake answer carry the same value.
+    const example = era === 'legacy' ? '"capabilities":{"tools":{"listChanged":' : '"capabilities":{"tools":{"listChanged":';
+    const marker = era === 'legacy' ? '<!-- legacy capabilities -->' : '<!-- 2026-07-28 capabilities -->';
+    const at = doc.indexOf(marker);
+    expect(at, `${marker} is missing`).toBeGreaterThanOrEqual(0);
+    expect(doc.slice(at, at + 400)).toContain(`${example}${declared}}`);
+  });
+
+  it('the legacy answer to initialize declares what the code declares, listChanged included', async () => {
+    const { answerRequest } = await import('../../src/shared/protocol/answer.js');
+    const decision = answerRequest(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}'), { listTemplate: new Uint8Array() });
+    expect(decision.kind).toBe('reply');
+    if (decision.kind !== 'reply') return;
+    const body = JSON.parse(String(decision.reply.body)) as { result: { capabilities: unknown } };
+    expect(body.result.capabilities).toEqual(LEGACY_SERVER_CAPABILITIES);
   });
 });
 

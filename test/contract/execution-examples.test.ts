@@ -1,5 +1,5 @@
 /**
- * Tool execution contract v1 golden examples (SPEC §5, §7): every
+ * Tool execution contract v1.1 golden examples (SPEC §5, §7): every
  * `docs/contracts/examples/execution/*.json` scripts a real fixture Tool
  * Service with the example's answer, and a real gateway (from dist/) must turn
  * it into exactly the example's `result`. Where an example gives
@@ -19,11 +19,28 @@ interface ExecutionExample {
   gateway?: Record<string, unknown>;
   /** One manifest v1 tool entry. */
   tool: { name: string; execution: { path: string } } & Record<string, unknown>;
-  call: { arguments?: unknown; headers?: Record<string, string> };
+  /**
+   * The MCP request. `era: "2026-07-28"` sends it on the modern wire (the
+   * version header, Mcp-Method/Mcp-Name, `_meta` with the version,
+   * `clientCapabilities` (default `{}`) and `meta`'s extra keys); `params`
+   * adds members to `params` (MRTR `inputResponses`, `requestState`).
+   */
+  call: {
+    arguments?: unknown;
+    headers?: Record<string, string>;
+    era?: '2026-07-28';
+    clientCapabilities?: Record<string, unknown>;
+    meta?: Record<string, unknown>;
+    params?: Record<string, unknown>;
+  };
   /** The fixture's Behavior, or `{kind: "unreachable"}`: the Tool Service is stopped before the call. */
   toolServiceAnswer: Behavior | { kind: 'unreachable' };
   expectedToolServiceRequest?: { method: string; path: string; headers: Record<string, string | null>; body: unknown };
-  result: unknown;
+  /** The JSON-RPC `result` (HTTP 200) … */
+  result?: unknown;
+  /** … or, for the v1.1 answers that are protocol errors (a refused MRTR input, a missing client capability), the `error` and its HTTP `status`. */
+  error?: unknown;
+  status?: number;
 }
 
 const MIN_EXAMPLES = 15;
@@ -58,18 +75,28 @@ describe('Tool execution v1 golden examples (docs/contracts/examples/execution)'
     const gw = gateways.of(example.route);
     const svc = services.get(example.route) as FixtureToolService;
     if (example.toolServiceAnswer.kind === 'unreachable') await svc.close();
-    const params = example.call.arguments === undefined ? { name: example.tool.name } : { name: example.tool.name, arguments: example.call.arguments };
+    const { call } = example;
+    const modern = call.era === '2026-07-28';
+    const params: Record<string, unknown> = { name: example.tool.name, ...(call.arguments === undefined ? {} : { arguments: call.arguments }), ...call.params };
+    if (modern) {
+      params['_meta'] = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': call.clientCapabilities ?? {}, ...call.meta };
+    }
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
-    const headers = { 'content-type': 'application/json', accept: 'application/json', ...example.call.headers };
+    const eraHeaders: Record<string, string> = modern ? { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': example.tool.name } : {};
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...eraHeaders, ...call.headers };
 
     const got = await exchange(gw, { method: 'POST', path: `/mcp/${example.route}`, headers, body });
     expect(got.end, `${file}: the answer ends normally`).toEqual({ complete: true });
 
-    expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(200);
+    expect(got.status, `${file}: status (body ${got.text.slice(0, 300)})`).toBe(example.status ?? 200);
     const json = parseJson(got.text) as { jsonrpc?: string; id?: unknown; result?: unknown; error?: unknown } | undefined;
-    expect(json?.error, `${file}: a Tool Service answer must never become a JSON-RPC error`).toBeUndefined();
     expect(json?.id).toBe(1);
-    expect(json?.result, `${file}: result`).toEqual(resolvePlaceholders(example.result, json?.result));
+    if (example.error !== undefined) {
+      expect(json?.error, `${file}: error`).toEqual(resolvePlaceholders(example.error, json?.error));
+    } else {
+      expect(json?.error, `${file}: a Tool Service answer never becomes a JSON-RPC error (except the v1.1 ones an example states)`).toBeUndefined();
+      expect(json?.result, `${file}: result`).toEqual(resolvePlaceholders(example.result, json?.result));
+    }
 
     const want = example.expectedToolServiceRequest;
     if (want !== undefined) {

@@ -1,8 +1,9 @@
 /**
- * Tool Service manifest v1 golden examples (SPEC §4, §7): every
+ * Tool Service manifest v1.1 golden examples (SPEC §4, §7): every
  * `docs/contracts/examples/manifest/*.json` goes through `validateManifest`.
- * A valid example must yield the listed tools (each listed field must match);
- * an invalid one must be refused with a problem containing the stated text.
+ * A valid example must yield the listed tools (each listed field must match)
+ * and refuse exactly the listed tools one by one (`refused`, v1.1); an
+ * invalid one must be refused with a problem containing the stated text.
  * Format: `docs/contracts/examples/README.md`.
  */
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ type ManifestExample = {
   entry: ServiceEntry;
   policy?: ManifestPolicy;
   manifest: unknown;
-} & ({ valid: true; tools: Array<Record<string, unknown>> } | { valid: false; problem: string });
+} & ({ valid: true; tools: Array<Record<string, unknown>>; refused?: Array<{ name: string; problem: string }> } | { valid: false; problem: string });
 
 /** The policy the gateway derives from the default configuration. */
 const DEFAULT_POLICY: ManifestPolicy = {
@@ -49,6 +50,10 @@ describe('Tool Service manifest v1 golden examples (docs/contracts/examples/mani
         const picked = Object.fromEntries(Object.keys(want).map((k) => [k, got[k]]));
         expect(picked, `${file}: tool ${i}`).toEqual(resolvePlaceholders(want, picked));
       });
+      // Tools refused one by one (v1.1): each listed one, with a problem containing the stated text, and no other.
+      const refused = example.refused ?? [];
+      expect(result.refused.map((r) => r.name), `${file}: refused tools`).toEqual(refused.map((r) => r.name));
+      refused.forEach((want, i) => expect(result.refused[i]?.problem, `${file}: refused tool ${i}`).toContain(want.problem));
     } else {
       expect(result.ok, `${file}: an invalid manifest was accepted`).toBe(false);
       if (result.ok) return;

@@ -31,6 +31,16 @@ interface SnapshotExample extends Common {
   header: Record<string, number | string>;
   meta: SnapshotMeta;
   listTemplate: string;
+  modernListTemplate: string;
+  headerParams: Record<string, unknown>;
+  snapshotBase64: string;
+}
+/** An older format that is still read: upgraded on read to the current format. */
+interface UpgradedSnapshotExample extends Common {
+  routeKey: string;
+  upgradedFrom: number;
+  catalog: RouteCatalog;
+  meta: SnapshotMeta;
   snapshotBase64: string;
 }
 interface CorruptSnapshotExample extends Common {
@@ -42,8 +52,9 @@ interface CorruptSnapshotExample extends Common {
 
 const all = loadExamples<Common & Record<string, unknown>>('redis');
 const registryCopies = all.filter((e) => e.file.startsWith('registry-copy')) as unknown as Array<{ file: string; example: RegistryCopyExample }>;
-const snapshots = all.filter((e) => e.file.startsWith('snapshot-') && 'catalog' in e.example) as unknown as Array<{ file: string; example: SnapshotExample }>;
-const corruptSnapshots = all.filter((e) => e.file.startsWith('snapshot-') && !('catalog' in e.example)) as unknown as Array<{ file: string; example: CorruptSnapshotExample }>;
+const snapshots = all.filter((e) => e.file.startsWith('snapshot-') && 'catalog' in e.example && !('upgradedFrom' in e.example)) as unknown as Array<{ file: string; example: SnapshotExample }>;
+const upgraded = all.filter((e) => e.file.startsWith('snapshot-') && 'upgradedFrom' in e.example) as unknown as Array<{ file: string; example: UpgradedSnapshotExample }>;
+const corruptSnapshots = all.filter((e) => e.file.startsWith('snapshot-') && !('catalog' in e.example) && !('upgradedFrom' in e.example)) as unknown as Array<{ file: string; example: CorruptSnapshotExample }>;
 
 const ISO_TIME = '$regex:^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
 
@@ -149,6 +160,9 @@ describe('Redis v1 golden examples (docs/contracts/examples/redis)', () => {
       expect(Buffer.from(view.listTemplate.slice()).toString('utf8'), `${file}: list template`).toBe(example.listTemplate);
       // The list template plus `<id>}` is a complete tools/list answer.
       expect(JSON.parse(`${example.listTemplate}7}`)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { tools: expect.any(Array) } });
+      // The 2026-07-28 template plus `<ttlMs>},"id":<id>}` is one too.
+      expect(Buffer.from(view.modernListTemplate.slice()).toString('utf8'), `${file}: modern list template`).toBe(example.modernListTemplate);
+      expect(JSON.parse(`${example.modernListTemplate}1000},"id":7}`)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete', tools: expect.any(Array), cacheScope: 'public', ttlMs: 1000 } });
 
       const dv = new DataView(sab);
       const u32 = (i: number): number => dv.getUint32(i * 4, true);
@@ -161,7 +175,7 @@ describe('Redis v1 golden examples (docs/contracts/examples/redis)', () => {
       expect(u32(2)).toBe(sab.byteLength);
       expect(u32(2)).toBe(h['total']);
       expect('0x' + u32(3).toString(16).padStart(8, '0')).toBe(h['crc32']);
-      expect([u32(4), u32(5), u32(6), u32(7), u32(8), u32(9), u32(10)]).toEqual([
+      expect([u32(4), u32(5), u32(6), u32(7), u32(8), u32(9), u32(10), u32(11), u32(12), u32(13), u32(14)]).toEqual([
         h['metaOffset'],
         h['metaLength'],
         h['listOffset'],
@@ -169,13 +183,20 @@ describe('Redis v1 golden examples (docs/contracts/examples/redis)', () => {
         h['catalogOffset'],
         h['catalogLength'],
         h['listedCount'],
+        h['modernListOffset'],
+        h['modernListLength'],
+        h['headerParamsOffset'],
+        h['headerParamsLength'],
       ]);
-      // Sections are contiguous from byte 64 in the order meta, list, catalog; bytes 44–63 are reserved zeros.
+      // Sections are contiguous from byte 64 in the order meta, list, catalog, modern list, header params; bytes 60–63 are reserved zeros.
       expect(u32(4)).toBe(HEADER_BYTES);
       expect(u32(6)).toBe(u32(4) + u32(5));
       expect(u32(8)).toBe(u32(6) + u32(7));
-      expect(u32(8) + u32(9)).toBe(u32(2));
-      expect([...new Uint8Array(sab, 44, 20)].every((b) => b === 0)).toBe(true);
+      expect(u32(11)).toBe(u32(8) + u32(9));
+      expect(u32(13)).toBe(u32(11) + u32(12));
+      expect(u32(13) + u32(14)).toBe(u32(2));
+      expect(JSON.parse(Buffer.from(sab.slice(u32(13), u32(13) + u32(14))).toString('utf8'))).toEqual(example.headerParams);
+      expect([...new Uint8Array(sab, 60, 4)].every((b) => b === 0)).toBe(true);
     });
 
     it.each(snapshots.map((e) => [e.file, e.example] as const))('%s: encodeSnapshot(catalog) reproduces the bytes', (file, example) => {
@@ -197,6 +218,19 @@ describe('Redis v1 golden examples (docs/contracts/examples/redis)', () => {
         expect(loaded.view.meta).toEqual(example.meta);
         expect(loaded.view.catalogTools()).toEqual(example.catalog.tools);
       }
+    });
+
+    it.each(upgraded.map((e) => [e.file, e.example] as const))('%s (an older format) is read: upgraded to the current format, same meta and catalog', async (file, example) => {
+      const view = decodeSnapshot(sabOf(example.snapshotBase64), { verifyChecksum: true });
+      expect(new DataView(sabOf(example.snapshotBase64)).getUint32(4, true), `${file}: the stored format`).toBe(example.upgradedFrom);
+      expect(new DataView(view.buffer).getUint32(4, true), `${file}: upgraded format`).toBe(SNAPSHOT_FORMAT);
+      expect(view.meta).toEqual(example.meta);
+      expect(view.catalogTools()).toEqual(example.catalog.tools);
+      expect(Buffer.from(new Uint8Array(view.buffer))).toEqual(Buffer.from(new Uint8Array(encodeSnapshot(example.catalog))));
+      const store = await storeFor(example.namespace);
+      await raw.set(example.key, Buffer.from(example.snapshotBase64, 'base64'));
+      const loaded = await store.loadSnapshot(example.routeKey);
+      expect('view' in loaded ? loaded.view.meta : JSON.stringify(loaded), `${file}: loadSnapshot`).toEqual(example.meta);
     });
 
     it.each(corruptSnapshots.map((e) => [e.file, e.example] as const))('%s is reported, never served', async (file, example) => {

@@ -132,7 +132,7 @@ export const requestHead = fc.record({
   origin: fc.constantFrom('', 'http://localhost:3000', 'https://evil.example', 'null', 'http://127.0.0.1', 'not a url'),
   contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json-rpc', 'text/plain', '', 'application/jsonx'),
   accept: fc.constantFrom('', '*/*', 'application/json', 'application/json, text/event-stream', 'text/event-stream', 'text/html', 'application/*;q=0'),
-  protocolVersion: fc.constantFrom('', '2025-11-25', '2025-06-18', '2025-03-26', '2099-01-01', 'x'),
+  protocolVersion: fc.constantFrom('', '2025-11-25', '2025-06-18', '2025-03-26', '2099-01-01', 'x', '2026-07-28', ' 2026-07-28 '),
   contentLength: fc.oneof(fc.constant(-1), fc.nat(2_000_000)),
 });
 

@@ -15,7 +15,8 @@ import type { CatalogTool } from '../../src/shared/catalog/types.js';
 import { validateConfig } from '../../src/shared/config/load.js';
 import { JsonRpcErrorCode } from '../../src/shared/errors.js';
 import { answerRequest } from '../../src/shared/protocol/answer.js';
-import { gateMcpRequest, type RouteEntry } from '../../src/shared/protocol/gate.js';
+import { answerModernRequest } from '../../src/shared/protocol/answer-modern.js';
+import { gateMcpRequest, refusalReply, type RouteEntry } from '../../src/shared/protocol/gate.js';
 import { buildHttpPolicy } from '../../src/shared/protocol/http-policy.js';
 import { idTextInBytes } from '../../src/shared/protocol/id-text.js';
 import { httpStatusForRpcError } from '../../src/shared/protocol/jsonrpc.js';
@@ -25,6 +26,8 @@ import { check, fuzzRuns, fuzzSeed, requestHead, rpcBody } from './arbitraries.j
 
 const tool: CatalogTool = { name: 'employee_search', version: '1', active: true, serviceId: 's', inputSchema: { type: 'object' }, timeoutMs: 1000, executionUrl: 'http://127.0.0.1:1/t' };
 const route = decodeSnapshot(encodeSnapshot({ routeKey: 'core', revision: 'sha256:00', source: 'static', builtAt: 0, tools: [tool] }));
+const modernRoute = { modernListTemplate: route.modernListTemplate, builtAt: 0, headerParams: null };
+const freshness = { refreshIntervalMs: 30_000, refreshJitterRatio: 0.1, now: () => 12_345 };
 const RPC_CODES = new Set<number>(Object.values(JsonRpcErrorCode));
 const decoder = new TextDecoder();
 
@@ -114,8 +117,9 @@ describe('fuzz: gateMcpRequest (50,000 generated request heads)', () => {
   ]);
   const GATE_STATUSES = new Set([400, 403, 404, 405, 406, 413, 415, 503]);
 
-  it('never throws; every refusal is a -32000 JSON-RPC error with id null, a gate status and its required headers', { timeout: 60_000 }, () => {
+  it('never throws; every refusal is a -32000 (or -32022) JSON-RPC error with id null, a gate status and its required headers', { timeout: 60_000 }, () => {
     let accepted = 0;
+    let deferred = 0;
     fc.assert(
       fc.property(requestHead, (head) => {
         const result = gateMcpRequest(head, policy, (key) => routes.get(key));
@@ -124,19 +128,75 @@ describe('fuzz: gateMcpRequest (50,000 generated request heads)', () => {
           check(result.routeKey === 'core' && head.method === 'post' && head.contentLength <= policy.maxBodyBytes, 'only a servable request is accepted', head);
           return;
         }
-        const { reply } = result;
+        // A refusal that waits for the body (to echo its id) is answered with id null when the body names none.
+        const legacyHeader = ['', '2025-11-25', '2025-06-18', '2025-03-26'].includes(head.protocolVersion);
+        if (result.kind === 'refuse-after-body') {
+          deferred++;
+          check(!legacyHeader && head.method === 'post', 'only a POST of a non-legacy era waits for its body', head);
+        }
+        const reply = result.kind === 'reply' ? result.reply : refusalReply(result.refusal, null);
+        const label = result.kind === 'reply' ? result.label : result.refusal.label;
         check(GATE_STATUSES.has(reply.status), `status ${reply.status}`);
         const wire = wellFormed(reply);
-        check(wire.id === null && wire.error?.code === JsonRpcErrorCode.TransportError, 'a gate refusal is -32000 with id null', wire);
+        const codes: number[] = [JsonRpcErrorCode.TransportError, JsonRpcErrorCode.UnsupportedProtocolVersion];
+        check(wire.id === null && codes.includes(wire.error?.code ?? 0), 'a gate refusal is -32000 (or -32022) with id null', wire);
         const headers = new Map(reply.headers ?? []);
         if (reply.status === 503) check(Number(headers.get('retry-after')) > 0, '503 carries Retry-After');
         if (reply.status === 405) check(headers.get('allow') === 'POST', '405 carries Allow: POST');
         // A refused route key is never echoed (it may carry markup or control characters).
         const key = head.path.slice('/mcp/'.length);
-        if (result.label === 'bad_route_key' && key.length >= 4) check(!replyText(reply).includes(key), 'a bad route key is not echoed', key);
+        if (label === 'bad_route_key' && key.length >= 4) check(!replyText(reply).includes(key), 'a bad route key is not echoed', key);
       }),
       { numRuns: fuzzRuns(50_000), seed: fuzzSeed() },
     );
     expect(accepted).toBeGreaterThan(0);
+    expect(deferred).toBeGreaterThan(0);
+  });
+});
+
+describe('fuzz: answerModernRequest (≥ 50,000 generated bodies and mirrored headers)', () => {
+  /** 2026-07-28 statuses: -32601 is 404, header and envelope errors 400, in-band -32602 200 (or 400 for _meta). */
+  const STATUS: Record<number, readonly number[]> = {
+    [JsonRpcErrorCode.ParseError]: [400],
+    [JsonRpcErrorCode.InvalidRequest]: [400],
+    [JsonRpcErrorCode.MethodNotFound]: [404],
+    [JsonRpcErrorCode.InvalidParams]: [200, 400],
+    [JsonRpcErrorCode.HeaderMismatch]: [400],
+  };
+  const mirrored = fc.record({
+    mcpMethod: fc.constantFrom('', 'tools/list', 'tools/call', 'server/discover', ' tools/call ', 'TOOLS/LIST', 'initialize'),
+    mcpName: fc.constantFrom('', 'employee_search', '  employee_search ', '=?base64?ZW1wbG95ZWVfc2VhcmNo?=', '=?base64?bad?=', 'other'),
+    paramHeaders: fc.constant([] as Array<readonly [string, string]>),
+  });
+
+  it('never throws; answers are well-formed with the request id and the status their code maps to', { timeout: 120_000 }, () => {
+    const seen = { replies: 0, forwards: 0, listens: 0 };
+    fc.assert(
+      fc.property(rpcBody, mirrored, (body, head) => {
+        const decision = answerModernRequest(body, modernRoute, head, freshness);
+        if (decision.kind === 'forward') {
+          seen.forwards++;
+          check(decision.modern && decision.method === 'tools/call', 'a modern forward is marked modern', decision);
+          return;
+        }
+        if (decision.kind === 'listen') {
+          seen.listens++;
+          return;
+        }
+        seen.replies++;
+        const reply = decision.reply;
+        if (reply.status === 202) return;
+        const wire = wellFormed(reply);
+        if (wire.error !== undefined) {
+          const allowed = STATUS[wire.error.code] ?? [];
+          check(allowed.includes(reply.status), `HTTP ${reply.status} for code ${wire.error.code}`);
+        } else {
+          check(reply.status === 200 && (wire.result as { resultType?: unknown }).resultType === 'complete', 'a modern result is complete', wire);
+        }
+      }),
+      { numRuns: fuzzRuns(50_000), seed: fuzzSeed() },
+    );
+    console.log(`answerModernRequest fuzz: ${JSON.stringify(seen)}`);
+    expect(seen.replies).toBeGreaterThan(0);
   });
 });

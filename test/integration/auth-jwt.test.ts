@@ -135,6 +135,20 @@ describe('the forged, expired and foreign token matrix', () => {
     expect(tools.requests.length).toBe(before);
   });
 
+  it('on MCP 2026-07-28 the 401 of a first-sight token (decided after its verification) carries the request id', async () => {
+    const token = await as.mint({ aud: `${base}/mcp/hr`, key: await as.newKey() });
+    const body = {
+      jsonrpc: '2.0',
+      id: 'modern-1',
+      method: 'tools/list',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    };
+    const answer = await mcpPost(gw, 'hr', body, { ...bearer(token), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+    expect(answer.status, answer.text).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toContain('unknown key');
+    expect(answer.json).toMatchObject({ id: 'modern-1', error: { code: -32000, data: { reason: 'UNAUTHENTICATED' } } });
+  });
+
   it('refuses a token issued for another protected route (audience bound per route, RFC 8707)', async () => {
     const token = await as.mint({ aud: `${base}/mcp/other`, claims: { groups: ['hr'] } });
     expect((await mcpPost(gw, 'other', rpc('tools/list'), bearer(token))).status).toBe(200);

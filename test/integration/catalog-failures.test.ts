@@ -187,7 +187,7 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', { ti
   const BREAKS: Array<[string, () => void, RegExp, string | null]> = [
     ['manifest HTTP 500', () => svc['a1']?.setManifestStatus(500), /"a1".*HTTP 500/, null],
     ['manifest not JSON', () => svc['a1']?.setManifestRaw('{"service": "a1", "tools": ['), /"a1".*not JSON/, null],
-    ['invalid manifest', () => svc['a1']?.setManifest(manifestFor([{ name: 'bad name!' }], 'a1')), /"a1".*invalid/, null],
+    ['invalid manifest', () => svc['a1']?.setManifest(manifestFor([{ name: 'bad_schema', inputSchema: { type: 'string' } }], 'a1')), /"a1".*invalid/, null],
     ['tool-name conflict', () => svc['a2']?.setManifest(manifestFor([{ name: 'a_two' }, { name: 'a_one' }], 'a2')), /a_one/, 'TOOL_NAME_CONFLICT'],
   ];
 

@@ -61,7 +61,7 @@ async function setUp(): Promise<Setup> {
   const overCap = await service([{ name: 't1' }, { name: 't2' }, { name: 't3' }, { name: 't4' }]);
   const conflictA = await service([{ name: 'shared_tool' }]);
   const conflictB = await service([{ name: 'shared_tool' }, { name: 'other' }]);
-  const badSchema = await service([{ name: 'bad name!' }]);
+  const badSchema = await service([{ name: 'bad_schema', inputSchema: { type: 'string' } }]);
   const badJson = await service([]);
   badJson.setManifestRaw('{"service": "broken", "tools": [');
   const ssrf = await service([{ name: 'metadata', execution: { url: 'http://169.254.169.254/latest/meta-data' } }]);

@@ -74,12 +74,14 @@ describe('header rules on the default loopback bind', () => {
     }
   });
 
-  it('MCP-Protocol-Version must be a supported revision, else 400', async () => {
+  it('MCP-Protocol-Version must be a supported revision, else 400 + -32022 UnsupportedProtocolVersion with the request id', async () => {
     for (const v of ['2025-11-25', '2025-06-18', '2025-03-26']) expectList(await mcpPost(gw, 'core', LIST, { 'mcp-protocol-version': v }));
     for (const v of ['1999-01-01', '2024-11-05', 'latest']) {
       const answer = await mcpPost(gw, 'core', LIST, { 'mcp-protocol-version': v });
-      expectRefused(answer, 400, /MCP-Protocol-Version/);
-      expect(rpcError(answer).message).toContain('2025-11-25');
+      expectRefused(answer, 400, /Unsupported protocol version/);
+      expect(rpcError(answer).code).toBe(-32022);
+      expect((answer.json as { id: unknown }).id).toBe((JSON.parse(LIST) as { id: unknown }).id);
+      expect((rpcError(answer) as { data?: unknown }).data).toEqual({ supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: v });
     }
   });
 

@@ -20,6 +20,8 @@ import type { Principal, ToolFilter } from '../../shared/auth/policy.js';
 import type { GatewayConfig } from '../../shared/config/schema.js';
 import type { Logger } from '../../shared/log.js';
 import type { ListSource } from '../../shared/protocol/answer.js';
+import type { ModernListSource } from '../../shared/protocol/answer-modern.js';
+import { privateModernTemplate } from '../../shared/snapshot/layout.js';
 import type { Reply } from '../../shared/protocol/reply.js';
 import { AuditLog, AuthMetrics } from './auth-metrics.js';
 import { Authenticator, RequestAuth, type AuthDecision, type Refusal } from './authenticator.js';
@@ -38,6 +40,8 @@ export class AuthStep {
   private readonly metrics: AuthMetrics;
   /** Template → rule-set key → filtered template; weak, so a replaced snapshot's variants go with it. */
   private readonly variants = new WeakMap<Uint8Array, Map<string, ListSource>>();
+  /** The same for 2026-07-28 templates (ADR-0014): filtered, and `cacheScope: "private"`. */
+  private readonly modernVariants = new WeakMap<Uint8Array, Map<string, ModernListSource>>();
   private readonly metadata = new Map<string, Reply>();
   private readonly base: string | null;
   /** Claims some credential profile forwards (union), or null when none forwards identity. */
@@ -101,6 +105,37 @@ export class AuthStep {
       source = { listTemplate: filterListTemplate(template, (name) => filter.allows(name)) };
       if (byKey.size >= MAX_VARIANTS_PER_TEMPLATE) byKey.delete(byKey.keys().next().value as string);
       byKey.set(filter.key, source);
+    }
+    return source;
+  }
+
+  /**
+   * The 2026-07-28 source for a caller of a protected route: the caller's
+   * tools only (also for the `Mcp-Param-*` check, so a hidden tool stays an
+   * unknown tool) and `cacheScope: "private"` — a protected route's list is
+   * not to be shared across authorization contexts (ADR-0014).
+   */
+  modernListSource(snapshot: ModernListSource, filter: ToolFilter | null): ModernListSource {
+    const template = snapshot.modernListTemplate;
+    let byKey = this.modernVariants.get(template);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.modernVariants.set(template, byKey);
+    }
+    const all = filter === null || filter.allowsAll;
+    const key = all ? '*' : filter.key;
+    let source = byKey.get(key);
+    if (source === undefined) {
+      const allows = (name: string): boolean => filter === null || filter.allows(name);
+      const filtered = all ? template : filterListTemplate(template, allows);
+      const params = snapshot.headerParams;
+      source = {
+        modernListTemplate: privateModernTemplate(filtered),
+        builtAt: snapshot.builtAt,
+        headerParams: params === null || all ? params : new Map([...params].filter(([name]) => allows(name))),
+      };
+      if (byKey.size >= MAX_VARIANTS_PER_TEMPLATE) byKey.delete(byKey.keys().next().value as string);
+      byKey.set(key, source);
     }
     return source;
   }

@@ -47,6 +47,9 @@ export const DEFAULTS: GatewayConfig = {
     maxManifestBytes: 8 * 1024 * 1024,
     manifestConcurrency: 8,
     manifestMaxBackoffMs: 60_000,
+    conflictPolicy: 'refuse',
+    prefixSeparator: '_',
+    toolNamePolicy: 'refuse-tool',
   },
   tools: {
     defaultTimeoutMs: 30_000,
@@ -64,6 +67,7 @@ export const DEFAULTS: GatewayConfig = {
   },
   redis: { url: null, namespace: 'mcp-gateway', commandTimeoutMs: 500 },
   streaming: { heartbeatMs: 15_000, defaultLogLevel: 'info' },
+  subscriptions: { maxPerAcceptor: 1_000, keepAliveMs: 15_000 },
   health: { readiness: 'initial-load', minUsableRoutes: 1 },
   auth: AUTH_DEFAULTS,
   log: { level: 'info', accessSampleRatio: 1 },

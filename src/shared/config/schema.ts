@@ -96,6 +96,12 @@ export const ConfigSchema = Type.Object(
         manifestConcurrency: PositiveInt(1, 1024),
         /** Upper bound of the exponential backoff before a failing Tool Service's manifest is fetched again. */
         manifestMaxBackoffMs: PositiveInt(0, 86_400_000),
+        /** Same tool name from two Tool Services of a route: refuse the route's replacement, or expose both as `{serviceId}{separator}{name}`. */
+        conflictPolicy: Type.Union([Type.Literal('refuse'), Type.Literal('prefix')]),
+        /** Separator of prefixed names under `conflictPolicy: prefix` (tool-name characters only). */
+        prefixSeparator: Type.String({ minLength: 1, maxLength: 8, pattern: '^[A-Za-z0-9_.-]+$' }),
+        /** A tool name outside SEP-986 (1–128 of A-Z a-z 0-9 _ - .): refuse that tool only, or its whole manifest. */
+        toolNamePolicy: Type.Union([Type.Literal('refuse-tool'), Type.Literal('refuse-manifest')]),
       },
       { additionalProperties: false },
     ),
@@ -162,6 +168,15 @@ export const ConfigSchema = Type.Object(
           Type.Literal('alert'),
           Type.Literal('emergency'),
         ]),
+      },
+      { additionalProperties: false },
+    ),
+    subscriptions: Type.Object(
+      {
+        /** Open `subscriptions/listen` streams one acceptor thread holds; one more is refused with 503. */
+        maxPerAcceptor: PositiveInt(0, 1_000_000),
+        /** SSE comment keep-alive interval on `subscriptions/listen` streams (0 = none). */
+        keepAliveMs: PositiveInt(0, 3_600_000),
       },
       { additionalProperties: false },
     ),

@@ -7,10 +7,11 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { JsonRpcErrorCode } from '../errors.js';
+import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
 import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
 import { exactId } from './id-text.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
-import { isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_PROTOCOL_VERSIONS } from './mcp.js';
+import { INITIALIZE_PROTOCOL_VERSIONS, isNegotiableProtocolVersion, LATEST_LEGACY_PROTOCOL_VERSION, LEGACY_SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './mcp.js';
 import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging.js';
 import type { Reply } from './reply.js';
 
@@ -38,6 +39,18 @@ export interface ForwardCall {
   progressTokenJson: string;
   /** Index into `MCP_LOG_LEVELS` of the request's own log level, -1 when it names none. */
   logLevel: number;
+  /** The request speaks 2026-07-28 (answer-modern.ts): the shard shapes the result for that era. */
+  modern: boolean;
+  /** W3C trace context from `params._meta` (SEP-414), validated; `''` when absent or malformed. */
+  traceparent: string;
+  tracestate: string;
+  baggage: string;
+  /** Modern only (`''` otherwise): JSON text of `_meta["io.modelcontextprotocol/clientCapabilities"]`. */
+  clientCapabilitiesJson: string;
+  /** Modern only: JSON text of `params.inputResponses` (MRTR), `''` when absent. */
+  inputResponsesJson: string;
+  /** Modern only: JSON text (a JSON string) of `params.requestState` (MRTR), `''` when absent. */
+  requestStateJson: string;
 }
 
 /** What the acceptor does with a parsed request. */
@@ -53,9 +66,9 @@ const decoder = new TextDecoder();
 
 /** `initialize` result text per negotiated revision, built once. */
 const INITIALIZE_RESULTS = new Map<string, string>(
-  SUPPORTED_PROTOCOL_VERSIONS.map((v) => [
+  INITIALIZE_PROTOCOL_VERSIONS.map((v) => [
     v,
-    JSON.stringify({ protocolVersion: v, capabilities: SERVER_CAPABILITIES, serverInfo: SERVER_INFO, instructions: SERVER_INSTRUCTIONS }),
+    JSON.stringify({ protocolVersion: v, capabilities: LEGACY_SERVER_CAPABILITIES, serverInfo: SERVER_INFO, instructions: SERVER_INSTRUCTIONS }),
   ]),
 );
 
@@ -122,7 +135,7 @@ export function answerRequest(body: Uint8Array, route: ListSource, limits: Answe
       if (typeof requested !== 'string') {
         return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: initialize needs params.protocolVersion (string)', method);
       }
-      const version = isSupportedProtocolVersion(requested) ? requested : LATEST_PROTOCOL_VERSION;
+      const version = isNegotiableProtocolVersion(requested) ? requested : LATEST_LEGACY_PROTOCOL_VERSION;
       return ok(method, resultReply(id, INITIALIZE_RESULTS.get(version) as string));
     }
     case 'ping':
@@ -168,14 +181,59 @@ function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<str
   const meta = params['_meta'];
   let progressTokenJson = '';
   let logLevel = -1;
+  let traceparent = '';
+  let tracestate = '';
+  let baggage = '';
   if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
     const m = meta as Record<string, unknown>;
     const token = m['progressToken'];
     if (typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))) progressTokenJson = JSON.stringify(token);
     const level = m[LOG_LEVEL_META_KEY];
     if (isMcpLogLevel(level)) logLevel = MCP_LOG_LEVELS.indexOf(level);
+    // SEP-414 trace context travels in _meta in every revision; malformed values are dropped like the HTTP headers.
+    const tp = m['traceparent'];
+    if (typeof tp === 'string') traceparent = validTraceparent(tp) ?? '';
+    const ts = m['tracestate'];
+    if (traceparent !== '' && typeof ts === 'string') tracestate = validTracestate(ts) ?? '';
+    const bg = m['baggage'];
+    if (typeof bg === 'string') baggage = validBaggage(bg) ?? '';
   }
-  return { kind: 'forward', method, id: rawId, idText: encodeId(id), toolName: name, argumentsBytes, argumentsJson, progressTokenJson, logLevel };
+  return {
+    kind: 'forward',
+    method,
+    id: rawId,
+    idText: encodeId(id),
+    toolName: name,
+    argumentsBytes,
+    argumentsJson,
+    progressTokenJson,
+    logLevel,
+    modern: false,
+    traceparent,
+    tracestate,
+    baggage,
+    clientCapabilitiesJson: '',
+    inputResponsesJson: '',
+    requestStateJson: '',
+  };
+}
+
+/**
+ * The id a refusal decided before the body was parsed (a header, the route)
+ * can still echo once the body has been read: the request's id when the body
+ * is one JSON-RPC request, else null (streamable-http.mdx: error responses
+ * carry the request id whenever it could be read).
+ */
+export function refusalId(body: Uint8Array): RequestId | ExactId | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(decoder.decode(body));
+  } catch {
+    return null;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof (message as { method?: unknown }).method !== 'string') return null;
+  const id = idOf(message);
+  return id === null ? null : exactId(id, body);
 }
 
 /** The id of an invalid message when it has a usable one, so the client can correlate the error. */

@@ -1,10 +1,10 @@
 /**
  * Header rules of the MCP endpoint that are decided before the body is read
  * or parsed (docs/contracts/mcp-endpoint.md): Origin/Host (DNS-rebinding
- * protection), Content-Type, Accept, MCP-Protocol-Version.
+ * protection), Content-Type, Accept. (`MCP-Protocol-Version` selects the
+ * protocol era: modern.ts.)
  */
 import type { GatewayConfig } from '../config/schema.js';
-import { isSupportedProtocolVersion } from './mcp.js';
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -94,9 +94,4 @@ export function parseAccept(accept: string): AcceptDecision {
     else if (type === 'text/event-stream') sse = true;
   }
   return { json, sse };
-}
-
-/** An MCP-Protocol-Version header is fine when absent or a supported revision. */
-export function protocolVersionHeaderOk(value: string): boolean {
-  return value === '' || isSupportedProtocolVersion(value.trim());
 }

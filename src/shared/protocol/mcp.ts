@@ -1,20 +1,50 @@
 /**
- * MCP protocol constants: the revisions this gateway speaks and what it
- * declares in `initialize`.
+ * MCP protocol constants: the revisions this gateway speaks, per era, and
+ * what it declares about itself (docs/decisions/0014-protocol-eras.md).
+ *
+ * - **Legacy** (2025-11-25 and earlier): `initialize` handshake semantics,
+ *   served statelessly; chosen when `MCP-Protocol-Version` is absent or names
+ *   a legacy revision.
+ * - **Modern** (2026-07-28): no handshake; every request carries its version
+ *   and capabilities in `_meta`; chosen when the header names it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Newest first. `initialize` answers the client's revision when listed here, else the first. */
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
-export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0];
+/** The stateless revision (schema/2026-07-28/schema.ts `LATEST_PROTOCOL_VERSION`). */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
-const supported = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+/** Legacy revisions accepted in `MCP-Protocol-Version`, newest first. */
+export const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 
-/** True when `version` is a revision this gateway speaks. */
-export function isSupportedProtocolVersion(version: string): boolean {
-  return supported.has(version);
+/** The legacy revision `initialize` answers when the client asks for one this gateway does not speak. */
+export const LATEST_LEGACY_PROTOCOL_VERSION = LEGACY_PROTOCOL_VERSIONS[0];
+
+/**
+ * Revisions `initialize` negotiates: the header revisions plus 2024-11-05,
+ * which predates the `MCP-Protocol-Version` header (its clients send none).
+ */
+export const INITIALIZE_PROTOCOL_VERSIONS = [...LEGACY_PROTOCOL_VERSIONS, '2024-11-05'] as const;
+
+/**
+ * Every revision a request may name in `MCP-Protocol-Version`, newest first:
+ * `server/discover`'s `supportedVersions` and the `data.supported` of an
+ * `UnsupportedProtocolVersion` error (the two must agree).
+ */
+export const SUPPORTED_PROTOCOL_VERSIONS = [MODERN_PROTOCOL_VERSION, ...LEGACY_PROTOCOL_VERSIONS] as const;
+
+const legacy = new Set<string>(LEGACY_PROTOCOL_VERSIONS);
+const negotiable = new Set<string>(INITIALIZE_PROTOCOL_VERSIONS);
+
+/** True when `version` is a legacy revision accepted in `MCP-Protocol-Version`. */
+export function isLegacyProtocolVersion(version: string): boolean {
+  return legacy.has(version);
+}
+
+/** True when `initialize` answers `version` as requested (else it offers {@link LATEST_LEGACY_PROTOCOL_VERSION}). */
+export function isNegotiableProtocolVersion(version: string): boolean {
+  return negotiable.has(version);
 }
 
 /** The package's own package.json, found upward from this file (it sits at different depths in src/ and dist/). */
@@ -38,14 +68,26 @@ const pkg = readOwnPackage();
 export const SERVER_INFO = Object.freeze({ name: pkg.name, version: pkg.version });
 
 /**
- * Capabilities declared in `initialize`. `listChanged` is false because the
- * single-response HTTP transport cannot push `notifications/tools/list_changed`
- * (docs/decisions/0004-stateless-protocol-choices.md); it turns true only when
- * a GET SSE stream exists. docs/contracts/mcp-endpoint.md and a contract test
- * say the same.
+ * Capabilities declared to legacy clients in `initialize`. `listChanged` is
+ * false: a legacy client could only receive `notifications/tools/list_changed`
+ * on a GET SSE stream, which the gateway does not offer (ADR-0014 says why);
+ * docs/contracts/mcp-endpoint.md and a contract test say the same.
  */
-export const SERVER_CAPABILITIES = Object.freeze({
+export const LEGACY_SERVER_CAPABILITIES = Object.freeze({
   tools: Object.freeze({ listChanged: false }),
+  logging: Object.freeze({}),
+});
+
+/**
+ * Capabilities declared to 2026-07-28 clients in `server/discover`.
+ * `listChanged` is true: `subscriptions/listen` streams deliver
+ * `notifications/tools/list_changed` whenever a route's `tools/list` bytes
+ * change (src/main/subscriptions.ts). `logging` is declared because log frames
+ * are forwarded to requests that name a level in `_meta` (a deprecated but
+ * live feature in 2026-07-28).
+ */
+export const MODERN_SERVER_CAPABILITIES = Object.freeze({
+  tools: Object.freeze({ listChanged: true }),
   logging: Object.freeze({}),
 });
 

@@ -11,9 +11,12 @@
  *  0      1      2      3      4             8
  *  +------+------+------+------+-------------+--------------------------------+
  *  | kind | flags| level| nflds| callId u32  | byteLength[0..nflds-1], u32 each|
- *  |  =1  | b0=sse| +1  | = 8  |             |                                |
+ *  |  =1  | b0=sse| +1  | = 13 |             |                                |
+ *  |      | b1=2026-07-28      |             |                                |
+ *  |      | b2=extended        |             |                                |
  *  +------+------+------+------+-------------+--------------------------------+
  *  | route | x-request-id | session id | traceparent | tool name | progressToken JSON | arguments JSON | identity JSON |
+ *  | tracestate | baggage | clientCapabilities JSON | inputResponses JSON | requestState JSON |
  *  +--------------------------------------------------------------------------------------------------------------+
  * ```
  * Fields are in {@link CallField} order; route key, request id, session id
@@ -21,7 +24,11 @@
  * block, the rest as UTF-8; the arguments are the client's own bytes when
  * the acceptor could splice them (`arguments-span.ts`). `level` is the request's log level index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
- * appended compatibly.
+ * appended compatibly. The five fields after identity (ADR-0014: trace
+ * context from `_meta`, MRTR pass-through) are present in the header of
+ * every frame, but `extended` is set only when one of them is non-empty: the
+ * common legacy call leaves it clear and its decoder reads none of them.
+ * tracestate and baggage are ASCII (latin1), the rest UTF-8.
  *
  * Cancel frame, acceptor → shard: `kind = 2`, three zero bytes, `callId` —
  * it travels in the same ring as the call, so it can never overtake it.
@@ -80,12 +87,21 @@ const enum CallField {
   Arguments = 6,
   /** Caller identity for Tool Services that opt in (`CallRequest.identity`); appended, so 7-field frames still decode. */
   Identity = 7,
+  /** W3C tracestate / baggage (SEP-414), then the MRTR members; appended by ADR-0014. */
+  Tracestate = 8,
+  Baggage = 9,
+  ClientCapabilities = 10,
+  InputResponses = 11,
+  RequestState = 12,
 }
-const CALL_FIELDS = 8;
+const CALL_FIELDS = 13;
 /** Frames written before the identity field existed carry 7 fields. */
 const CALL_FIELDS_V1 = 7;
 const CALL_HEAD = 8 + 4 * CALL_FIELDS;
 const FLAG_SSE = 1;
+const FLAG_MODERN = 2;
+/** Set when a field after identity is non-empty; a decoder skips them all when it is clear. */
+const FLAG_EXTENDED = 4;
 const CANCEL_BYTES = 8;
 /** Result frame header bytes. */
 export const RESULT_HEAD = 12;
@@ -103,11 +119,19 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   const argsLen = argumentsBytes !== null ? argumentsBytes.length : Buffer.byteLength(req.argumentsJson, 'utf8');
   const identity = req.identity ?? '';
   const idLen = identity.length === 0 ? 0 : Buffer.byteLength(identity, 'utf8');
-  const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen + idLen);
+  const tsLen = req.tracestate.length;
+  const bgLen = req.baggage.length;
+  // The MRTR members exist only on 2026-07-28 calls: a legacy call measures none of them.
+  const modern = req.modern;
+  const capLen = modern && req.clientCapabilitiesJson.length !== 0 ? Buffer.byteLength(req.clientCapabilitiesJson, 'utf8') : 0;
+  const irLen = modern && req.inputResponsesJson.length !== 0 ? Buffer.byteLength(req.inputResponsesJson, 'utf8') : 0;
+  const rsLen = modern && req.requestStateJson.length !== 0 ? Buffer.byteLength(req.requestStateJson, 'utf8') : 0;
+  const extended = (tsLen | bgLen | capLen | irLen | rsLen) !== 0;
+  const at = sink.reserve(CALL_HEAD + ascii + toolLen + ptLen + argsLen + idLen + tsLen + bgLen + capLen + irLen + rsLen);
   if (at < 0) return false;
   const b = sink.buf;
   b[at] = CallKind.Call;
-  b[at + 1] = req.sse ? FLAG_SSE : 0;
+  b[at + 1] = (req.sse ? FLAG_SSE : 0) | (modern ? FLAG_MODERN : 0) | (extended ? FLAG_EXTENDED : 0);
   b[at + 2] = req.logLevel + 1;
   b[at + 3] = CALL_FIELDS;
   b.writeUInt32LE(callId, at + 4);
@@ -125,7 +149,23 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   if (ptLen > 0) o += writeUtf8(b, req.progressTokenJson, o, ptLen);
   if (argumentsBytes !== null) b.set(argumentsBytes, o);
   else writeUtf8(b, req.argumentsJson, o, argsLen);
-  if (idLen > 0) writeUtf8(b, identity, o + argsLen, idLen);
+  o += argsLen;
+  if (idLen > 0) o += writeUtf8(b, identity, o, idLen);
+  if (!extended) {
+    // The common legacy call: zero lengths byte by byte (cheaper than five u32 writes).
+    for (let i = at + 40; i < at + CALL_HEAD; i++) b[i] = 0;
+  } else {
+    b.writeUInt32LE(tsLen, at + 40);
+    b.writeUInt32LE(bgLen, at + 44);
+    b.writeUInt32LE(capLen, at + 48);
+    b.writeUInt32LE(irLen, at + 52);
+    b.writeUInt32LE(rsLen, at + 56);
+    if (tsLen > 0) o += writeLatin1(b, req.tracestate, o);
+    if (bgLen > 0) o += writeLatin1(b, req.baggage, o);
+    if (capLen > 0) o += writeUtf8(b, req.clientCapabilitiesJson, o, capLen);
+    if (irLen > 0) o += writeUtf8(b, req.inputResponsesJson, o, irLen);
+    if (rsLen > 0) writeUtf8(b, req.requestStateJson, o, rsLen);
+  }
   sink.commit();
   return true;
 }
@@ -160,6 +200,7 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   assert(fields >= CALL_FIELDS_V1 && length >= 8 + 4 * fields, 'call frame header is truncated');
   const flags = buf[offset + 1] as number;
   into.sse = (flags & FLAG_SSE) !== 0;
+  into.modern = (flags & FLAG_MODERN) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
   const lengths = offset + 8;
   const routeLen = buf.readUInt32LE(lengths + 4 * CallField.Route);
@@ -180,7 +221,22 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.toolName = readUtf8(buf, o, (o += toolLen));
   into.progressTokenJson = ptLen === 0 ? '' : readUtf8(buf, o, (o += ptLen));
   into.argumentsJson = readUtf8(buf, o, (o += argsLen));
-  into.identity = idLen === 0 ? '' : readUtf8(buf, o, o + idLen);
+  into.identity = idLen === 0 ? '' : readUtf8(buf, o, (o += idLen));
+  if (fields < CALL_FIELDS || (flags & FLAG_EXTENDED) === 0) {
+    into.tracestate = into.baggage = into.clientCapabilitiesJson = into.inputResponsesJson = into.requestStateJson = '';
+    return;
+  }
+  const tsLen = buf.readUInt32LE(lengths + 4 * CallField.Tracestate);
+  const bgLen = buf.readUInt32LE(lengths + 4 * CallField.Baggage);
+  const capLen = buf.readUInt32LE(lengths + 4 * CallField.ClientCapabilities);
+  const irLen = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
+  const rsLen = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
+  assert(o + tsLen + bgLen + capLen + irLen + rsLen <= offset + length, 'call frame fields overrun the frame');
+  into.tracestate = tsLen === 0 ? '' : readLatin1(buf, o, (o += tsLen));
+  into.baggage = bgLen === 0 ? '' : readLatin1(buf, o, (o += bgLen));
+  into.clientCapabilitiesJson = capLen === 0 ? '' : readUtf8(buf, o, (o += capLen));
+  into.inputResponsesJson = irLen === 0 ? '' : readUtf8(buf, o, (o += irLen));
+  into.requestStateJson = rsLen === 0 ? '' : readUtf8(buf, o, o + rsLen);
 }
 
 /** Appends a result-direction frame; false when the sink refused it. */

@@ -124,6 +124,8 @@ export type MainToAcceptor =
   /** Route changes since the last message, in order; `loaded` false: the registry is not known yet (every key answers 503). */
   | { type: 'routes'; updates: RouteUpdate[]; loaded: boolean; pending: RouteUnavailable }
   | { type: 'readiness'; status: number; body: string }
+  /** These routes' tools/list changed; sent after the `routes` message that carries their new snapshots. */
+  | { type: 'list-changed'; routeKeys: string[] }
   | { type: 'metrics-result'; requestId: number; text: string }
   | { type: 'metrics-collect'; requestId: number }
   /** A `notifications/cancelled` another acceptor thread could not match. */

@@ -9,7 +9,7 @@
  * A Tool Service is identified by its registry entry (`id`, `baseUrl`,
  * `manifestPath`): the same entry in two routes shares one state.
  */
-import { validateManifest, type ManifestPolicy } from '../../shared/catalog/manifest.js';
+import { validateManifest, type ManifestPolicy, type RefusedTool } from '../../shared/catalog/manifest.js';
 import type { Registry } from '../../shared/catalog/registry.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
@@ -28,6 +28,8 @@ export interface ServiceProblem {
 export interface ServiceOutcome {
   entry: ServiceEntry;
   tools: CatalogTool[] | null;
+  /** Tools of its manifest refused one by one (with `tools`: the same manifest). */
+  refused: RefusedTool[];
   problem: ServiceProblem | null;
 }
 
@@ -50,6 +52,7 @@ export interface ManifestCacheDeps {
 /** Per Tool Service: the last good tools and the backoff state. */
 interface ServiceState {
   tools: CatalogTool[] | null;
+  refused: RefusedTool[];
   /** ETag of the manifest `tools` came from: the next fetch is conditional. */
   etag: string | null;
   failures: number;
@@ -73,6 +76,7 @@ export class ManifestCache {
       defaultTimeoutMs: config.tools.defaultTimeoutMs,
       maxTimeoutMs: config.tools.maxTimeoutMs,
       allowedExecutionOrigins: config.tools.allowedExecutionOrigins,
+      toolNamePolicy: config.catalog.toolNamePolicy,
     };
     this.fetch = deps.fetch ?? fetchManifestIfChanged;
   }
@@ -101,12 +105,17 @@ export class ManifestCache {
   private load(key: string, entry: ServiceEntry): Promise<ServiceOutcome> {
     let state = this.services.get(key);
     if (state === undefined) {
-      state = { tools: null, etag: null, failures: 0, nextAttemptAt: 0, lastError: null };
+      state = { tools: null, refused: [], etag: null, failures: 0, nextAttemptAt: 0, lastError: null };
       this.services.set(key, state);
     }
     const s = state;
     if (s.tools !== null && s.nextAttemptAt > this.deps.now()) {
-      return Promise.resolve({ entry, tools: s.tools, problem: { code: GatewayErrorCode.ManifestUnreachable, message: `Tool Service "${entry.id}" backing off after: ${s.lastError ?? 'failure'}` } });
+      return Promise.resolve({
+        entry,
+        tools: s.tools,
+        refused: s.refused,
+        problem: { code: GatewayErrorCode.ManifestUnreachable, message: `Tool Service "${entry.id}" backing off after: ${s.lastError ?? 'failure'}` },
+      });
     }
     const { catalog } = this.deps.config;
     return this.limiter.run(async () => {
@@ -119,22 +128,22 @@ export class ManifestCache {
         });
         if (fetched.kind === 'not-modified' && s.tools !== null) {
           Object.assign(s, { failures: 0, nextAttemptAt: 0, lastError: null });
-          return { entry, tools: s.tools, problem: null };
+          return { entry, tools: s.tools, refused: s.refused, problem: null };
         }
         const raw = fetched.kind === 'manifest' ? fetched.manifest : undefined;
         const result = validateManifest(raw, entry, this.policy);
         if (!result.ok) {
           throw new GatewayError(GatewayErrorCode.ManifestInvalid, `Tool Service "${entry.id}" manifest is invalid: ${result.problems.join('; ')}`, result.problems);
         }
-        Object.assign(s, { tools: result.tools, etag: fetched.kind === 'manifest' ? fetched.etag : null, failures: 0, nextAttemptAt: 0, lastError: null });
-        return { entry, tools: result.tools, problem: null };
+        Object.assign(s, { tools: result.tools, refused: result.refused, etag: fetched.kind === 'manifest' ? fetched.etag : null, failures: 0, nextAttemptAt: 0, lastError: null });
+        return { entry, tools: result.tools, refused: result.refused, problem: null };
       } catch (err) {
         const problem = this.problemOf(err, entry);
         s.failures++;
         const backoff = Math.min(catalog.manifestMaxBackoffMs, catalog.refreshIntervalMs * 2 ** (s.failures - 1));
         s.nextAttemptAt = this.deps.now() + backoff;
         s.lastError = problem.message;
-        return { entry, tools: s.tools, problem };
+        return { entry, tools: s.tools, refused: s.refused, problem };
       }
     });
   }

@@ -14,8 +14,7 @@
  * No threads and no timers here: the refresh worker drives `cycle()` and
  * forwards the events; tests call it directly.
  */
-import { mergeRoute, type ServiceTools } from '../../shared/catalog/merge.js';
-import type { RouteCatalog } from '../../shared/catalog/types.js';
+import { mergeRoute, type MergedRoute, type ServiceTools } from '../../shared/catalog/merge.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import { decodeSnapshot, encodeSnapshot, type SnapshotView } from '../../shared/snapshot/layout.js';
@@ -162,9 +161,15 @@ export class Refresher {
       await this.refused(routeKey, route, unusableCode, `route "${routeKey}" not replaced: ${unusable.join('; ')}`, []);
       return 'failed';
     }
-    let catalog: RouteCatalog;
+    let catalog: MergedRoute;
     try {
-      catalog = mergeRoute(routeKey, services, { maxToolsPerRoute: config.catalog.maxToolsPerRoute, source, now: this.now() });
+      catalog = mergeRoute(routeKey, services, {
+        maxToolsPerRoute: config.catalog.maxToolsPerRoute,
+        conflictPolicy: config.catalog.conflictPolicy,
+        prefixSeparator: config.catalog.prefixSeparator,
+        source,
+        now: this.now(),
+      });
     } catch (err) {
       // Expected refusals (conflict, cap) are GatewayErrors; anything else is a bug for cycle() to report.
       if (!GatewayError.is(err)) throw err;
@@ -172,7 +177,13 @@ export class Refresher {
       return 'failed';
     }
     const degraded = outcomes.flatMap((o) => (o.problem === null ? [] : [o.problem.message]));
-    const warning = degraded.length > 0 ? `serving last good manifest: ${degraded.join('; ')}` : null;
+    // Tools refused one by one (SEP-986 names, x-mcp-header, icons, prefix limits): the route serves the others, readiness says why.
+    const refused = [...outcomes.flatMap((o) => o.refused), ...catalog.refused].map((r) => r.problem);
+    const warnings = [
+      ...(degraded.length > 0 ? [`serving last good manifest: ${degraded.join('; ')}`] : []),
+      ...(refused.length > 0 ? [`${refused.length} tool(s) refused: ${refused.slice(0, 10).join('; ')}${refused.length > 10 ? '; …' : ''}`] : []),
+    ];
+    const warning = warnings.length > 0 ? warnings.join(' | ') : null;
     if (route.revision === catalog.revision) {
       emit({ type: 'route-unchanged', routeKey, source, warning });
       return 'unchanged';
@@ -180,7 +191,8 @@ export class Refresher {
     const view = decodeSnapshot(encodeSnapshot(catalog));
     const replaced = route.revision !== null;
     // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
-    const listChanged = replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate));
+    const listChanged =
+      replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate) || !sameBytes(route.view.modernListTemplate, view.modernListTemplate));
     emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source, warning, listChanged });
     // Recorded only once sent: a publication that threw is tried again next cycle, not taken for served.
     route.revision = catalog.revision;
@@ -198,8 +210,11 @@ export class Refresher {
   private async warmStart(routeKey: string, route: RouteRecord): Promise<void> {
     if (route.warmTried) return;
     route.warmTried = true;
-    const view = await this.mirror.loadSnapshot(routeKey);
-    if (view === null) return;
+    const stored = await this.mirror.loadSnapshot(routeKey);
+    if (stored === null) return;
+    // Re-encoded by this code: a copy another version wrote (older format, other presentation rules or serverInfo) is never served as is.
+    const { meta } = stored;
+    const view = decodeSnapshot(encodeSnapshot({ routeKey, revision: meta.revision, source: meta.source, builtAt: meta.builtAt, tools: stored.catalogTools({ trusted: true }) }));
     this.deps.emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source: 'redis', warning: 'warm start from the Redis copy', listChanged: false });
     route.revision = view.meta.revision;
     route.view = view;

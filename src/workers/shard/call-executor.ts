@@ -13,7 +13,9 @@ import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 import { CALL_SLOT_MASK, CallKind, callFrameId, callFrameKind, readCall, ResultKind, writeResult, type FrameSink } from '../../shared/threads/call-frames.js';
 import { Observation, type CallObserver } from './call-observer.js';
+import { finalAnswer, gatewayResult, type FinalAnswer } from './call-result.js';
 import { logNotification, progressNotification, type StreamFrame } from './notification-forwarder.js';
+import type { ResolvedTool } from './route-runtime.js';
 import type { RouteTable } from './route-table.js';
 import { prepareCall } from './tool-call.js';
 import type { Handoff, Permit, Refusal as GuardRefusal } from './service-guard.js';
@@ -43,16 +45,25 @@ export class ShardCall implements UpstreamCall, CallRequest {
   progressTokenJson = '';
   logLevel = -1;
   sse = false;
+  modern = false;
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
   identity = '';
   /** Set before the upstream call; a stale reference between calls is harmless (never read). */
   tool!: CatalogTool;
+  /** The resolved tool (its output validator shapes the answer); set with `tool`. */
+  resolved!: ResolvedTool;
   onFrame: ((frame: StreamFrame) => void) | null = null;
   onStreamStart: (() => void) | null = null;
   callId = 0;
   link: AcceptorLink | null = null;
   /** Set by a cancel frame: the acceptor already finished its side, nothing more is sent. */
   cancelled = false;
-  minLevel: McpLogLevel = 'info';
+  /** Log frames at or above this level are forwarded; null: none (a 2026-07-28 request that named no level). */
+  minLevel: McpLogLevel | null = 'info';
   lastProgress = Number.NEGATIVE_INFINITY;
   /** The bulkhead/breaker permit while the upstream call runs. */
   permit: Permit | null = null;
@@ -132,7 +143,7 @@ export class CallExecutor {
     if (!this.guards.cancel(call.tool.serviceId, call)) return;
     this.observer.refused(call, call.tool.serviceId, 'busy');
     const message = `Tool Service "${call.tool.serviceId}" is at capacity: no free slot within the tool's ${call.tool.timeoutMs} ms (tools.bulkhead.maxConcurrentPerService); the tool was not called`;
-    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, toolError(message).json);
+    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, gatewayResult(toolError(message), call.modern).payload);
   }
 
   private start(call: ShardCall): void {
@@ -142,10 +153,12 @@ export class CallExecutor {
       return;
     }
     call.tool = prepared.tool;
+    call.resolved = prepared;
     if (call.sse) {
       call.onFrame = call.forwardFrame;
       call.onStreamStart = call.startStream;
-      call.minLevel = MCP_LOG_LEVELS[call.logLevel] ?? this.defaultLogLevel;
+      // 2026-07-28 (server/utilities/logging.mdx): no notifications/message unless the request's _meta names a level.
+      call.minLevel = MCP_LOG_LEVELS[call.logLevel] ?? (call.modern ? null : this.defaultLogLevel);
       call.lastProgress = Number.NEGATIVE_INFINITY;
     } else {
       call.onFrame = null;
@@ -169,7 +182,7 @@ export class CallExecutor {
       refusal.reason === 'circuit_open'
         ? `Tool Service "${service}" is unavailable: its circuit is open after repeated failures; the tool was not called (retry in ${retry} s)`
         : `Tool Service "${service}" is at capacity (tools.bulkhead.maxConcurrentPerService calls running, tools.bulkhead.maxQueuedPerService waiting); the tool was not called (retry in ${retry} s)`;
-    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, toolError(message).json);
+    this.answer(call, ResultKind.Result, CallOutcome.ToolError, 200, gatewayResult(toolError(message), call.modern).payload);
   }
 
   /** Starts the calls a freed slot admits, refuses those a closed circuit turns away. */
@@ -197,7 +210,14 @@ export class CallExecutor {
     if (result.cause !== 'ok' && result.cause !== 'tool_error' && result.cause !== 'cancelled') {
       this.log.warn({ requestId: call.requestId, route: call.routeKey, service, cause: result.cause }, 'tool call failed upstream');
     }
-    this.answer(call, ResultKind.Result, result.isError ? CallOutcome.ToolError : CallOutcome.Ok, 200, result.json);
+    let final: FinalAnswer;
+    try {
+      final = finalAnswer(result, call, call.resolved.outputValidator);
+    } catch (err) {
+      this.log.error({ requestId: call.requestId, route: call.routeKey, err }, 'tool call result could not be shaped');
+      final = { kind: ResultKind.Error, outcome: CallOutcome.Internal, status: 200, payload: INTERNAL_ERROR };
+    }
+    this.answer(call, final.kind, final.outcome, final.status, final.payload);
     if (permit !== null) this.handoff(this.guards.release(service, permit, result));
   }
 
@@ -218,6 +238,7 @@ export class CallExecutor {
       this.event(call, ResultKind.Event, progressNotification(call.progressTokenJson, frame));
       return;
     }
+    if (call.minLevel === null) return;
     const json = logNotification(frame, call.minLevel);
     if (json !== null) this.event(call, ResultKind.Event, json);
   }
@@ -235,6 +256,9 @@ export class CallExecutor {
     call.onFrame = null;
     call.onStreamStart = null;
     call.argumentsJson = '';
+    call.clientCapabilitiesJson = '';
+    call.inputResponsesJson = '';
+    call.requestStateJson = '';
     this.pool.push(call);
   }
 }

@@ -11,20 +11,28 @@ import { resolveActiveVersions } from '../../shared/catalog/active-versions.js';
 import type { SnapshotView } from '../../shared/snapshot/layout.js';
 import { ValidatorCache } from './validator-cache.js';
 
-/** A tool with exactly one active version; its validator is compiled on first use. */
+/** A tool with exactly one active version; its validators are compiled on first use. */
 export class ResolvedTool {
   readonly kind = 'tool';
   private compiled: ArgumentValidator | null = null;
+  private compiledOutput: ArgumentValidator | null = null;
 
   constructor(
     readonly tool: CatalogTool,
     private readonly schemaKey: string,
     private readonly cache: ValidatorCache,
+    private readonly outputKey: string | null = null,
   ) {}
 
   /** The compiled argument validator. */
   get validator(): ArgumentValidator {
     return (this.compiled ??= this.cache.validator(this.schemaKey));
+  }
+
+  /** The compiled `outputSchema` validator (structuredContent, call-result.ts); null when the tool declares none. */
+  get outputValidator(): ArgumentValidator | null {
+    if (this.outputKey === null) return null;
+    return (this.compiledOutput ??= this.cache.validator(this.outputKey));
   }
 }
 
@@ -49,7 +57,9 @@ export class RouteRuntime {
       }
       const key = cache.retain(r.tool.inputSchema);
       this.schemaKeys.push(key);
-      this.byName.set(name, new ResolvedTool(r.tool, key, cache));
+      const outputKey = r.tool.outputSchema === undefined ? null : cache.retain(r.tool.outputSchema);
+      if (outputKey !== null) this.schemaKeys.push(outputKey);
+      this.byName.set(name, new ResolvedTool(r.tool, key, cache, outputKey));
     }
   }
 

@@ -10,6 +10,7 @@ import { CallOutcome, type CallRequest } from '../../shared/calls.js';
 import { UnsafePatternError } from '../../shared/catalog/linear-regexp.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { ResultKind } from '../../shared/threads/call-frames.js';
+import { gatewayResult } from './call-result.js';
 import type { ResolvedTool, RouteRuntime } from './route-runtime.js';
 import { toolError } from './tool-result.js';
 
@@ -48,7 +49,7 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
   try {
     valid = resolved.validator.Check(args);
   } catch (err) {
-    return checkFailure(req.toolName, err);
+    return checkFailure(req.toolName, err, req.modern);
   }
   if (valid) return resolved;
   // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
@@ -56,7 +57,7 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
   try {
     errors = resolved.validator.Errors(args);
   } catch (err) {
-    return checkFailure(req.toolName, err);
+    return checkFailure(req.toolName, err, req.modern);
   }
   const lines = errors
     .filter((e) => e.keyword !== 'boolean')
@@ -69,11 +70,12 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
       return [`- ${e.instancePath === '' ? '/' : e.instancePath}: ${e.message}`];
     })
     .slice(0, MAX_VIOLATIONS);
-  return toolFailure(`Invalid arguments for tool ${JSON.stringify(req.toolName)}:\n${lines.join('\n')}`);
+  return toolFailure(`Invalid arguments for tool ${JSON.stringify(req.toolName)}:\n${lines.join('\n')}`, req.modern);
 }
 
-function toolFailure(message: string): Refusal {
-  return { kind: ResultKind.Result, outcome: CallOutcome.ToolError, status: 200, payload: toolError(message).json };
+/** A tool execution error in the request's era (a 2026-07-28 result carries resultType and serverInfo). */
+function toolFailure(message: string, modern: boolean): Refusal {
+  return { kind: ResultKind.Result, outcome: CallOutcome.ToolError, status: 200, payload: gatewayResult(toolError(message), modern).payload };
 }
 
 /**
@@ -81,9 +83,9 @@ function toolFailure(message: string): Refusal {
  * built before that rule can carry one), or the arguments nest deep enough to exhaust the stack. Anything
  * else is a bug and propagates (the executor answers it as an internal error).
  */
-function checkFailure(name: string, err: unknown): Refusal {
+function checkFailure(name: string, err: unknown, modern: boolean): Refusal {
   if (err instanceof UnsafePatternError) {
-    return toolFailure(`Tool ${JSON.stringify(name)} cannot be called: its inputSchema ${err.message}; the gateway runs argument patterns only on a linear-time engine`);
+    return toolFailure(`Tool ${JSON.stringify(name)} cannot be called: its inputSchema ${err.message}; the gateway runs argument patterns only on a linear-time engine`, modern);
   }
   if (err instanceof RangeError) return rpcError(JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply');
   throw err;

@@ -163,7 +163,8 @@ export class Exchange implements ResponseHandler {
       return;
     }
     const mapped = mapJsonAnswer(value, text);
-    this.settle({ json: mapped.json, isError: mapped.isError, cause: mapped.isError ? 'tool_error' : 'ok' });
+    // `value` / `wrapped` let call-result.ts shape the answer per protocol era without parsing it again.
+    this.settle({ json: mapped.json, isError: mapped.isError, value: mapped.value, wrapped: mapped.wrapped, cause: mapped.isError ? 'tool_error' : 'ok' });
   }
 
   onError(failure: Http1Failure): void {
@@ -199,6 +200,7 @@ export class Exchange implements ResponseHandler {
   /** The whole request in one buffer; null when a context value could split the header block. */
   private buildRequest(call: Tracked, target: Target): Buffer | null {
     if (!headerSafe(call.requestId) || !headerSafe(call.routeKey) || !headerSafe(call.sessionId) || !headerSafe(call.traceparent)) return null;
+    if (!headerSafe(call.tracestate) || !headerSafe(call.baggage)) return null;
     let dynamic = `x-request-id: ${call.requestId}${CRLF}x-mcp-route: ${call.routeKey}${CRLF}`;
     // Static credential headers of the origin's profile (re-read from their files when they change; never the client's token).
     if (target.credential !== null) {
@@ -208,7 +210,14 @@ export class Exchange implements ResponseHandler {
     }
     if (call.sessionId !== '') dynamic += `x-mcp-session-id: ${call.sessionId}${CRLF}`;
     if (call.traceparent !== '') dynamic += `traceparent: ${call.traceparent}${CRLF}`;
-    const argBytes = Buffer.byteLength(call.argumentsJson, 'utf8');
+    if (call.tracestate !== '') dynamic += `tracestate: ${call.tracestate}${CRLF}`;
+    if (call.baggage !== '') dynamic += `baggage: ${call.baggage}${CRLF}`;
+    // Contract v1.1 members of a 2026-07-28 call; a legacy call has none (three empty-string checks).
+    let extra = '';
+    if (call.clientCapabilitiesJson !== '') extra += `,"clientCapabilities":${call.clientCapabilitiesJson}`;
+    if (call.inputResponsesJson !== '') extra += `,"inputResponses":${call.inputResponsesJson}`;
+    if (call.requestStateJson !== '') extra += `,"requestState":${call.requestStateJson}`;
+    const argBytes = Buffer.byteLength(call.argumentsJson, 'utf8') + (extra === '' ? 0 : Buffer.byteLength(extra, 'utf8'));
     const bodyLength = target.bodyPrefix.length + argBytes + 1;
     dynamic += `content-length: ${bodyLength}${CRLF}${CRLF}`;
     const total = target.head.length + dynamic.length + bodyLength;
@@ -218,6 +227,7 @@ export class Exchange implements ResponseHandler {
     at += buf.write(dynamic, at, 'latin1');
     at += target.bodyPrefix.copy(buf, at);
     at += buf.write(call.argumentsJson, at, 'utf8');
+    if (extra !== '') at += buf.write(extra, at, 'utf8');
     buf[at++] = 0x7d; // }
     return buf.subarray(0, at);
   }

@@ -53,6 +53,17 @@ export interface UpstreamCall {
   requestId: string;
   sessionId: string;
   traceparent: string;
+  /** W3C `tracestate` and `baggage` (SEP-414), '' = absent; forwarded as headers like `traceparent`. */
+  tracestate: string;
+  baggage: string;
+  /**
+   * Contract v1.1 body members of a 2026-07-28 call, '' = absent (always on
+   * legacy calls): the client's capabilities and its MRTR `inputResponses` /
+   * `requestState`, each as JSON text.
+   */
+  clientCapabilitiesJson: string;
+  inputResponsesJson: string;
+  requestStateJson: string;
   /** Caller identity JSON (see `CallRequest.identity`); sent only to origins whose profile has `forwardIdentity`. */
   identity?: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
@@ -137,7 +148,8 @@ export class ToolServiceClient {
       target = {
         pool: this.agent.pool(url.origin),
         head: Buffer.from(head, 'latin1'),
-        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
+        // The name the Tool Service knows: a name prefixed for a route (catalog.conflictPolicy: prefix) is the gateway's, not its.
+        bodyPrefix: Buffer.from(`{"name":${JSON.stringify(tool.upstreamName ?? tool.name)},"version":${JSON.stringify(tool.version)},"arguments":`, 'utf8'),
         credential: this.options.credentials?.forOrigin(url.origin) ?? null,
       };
       this.targets.set(tool, target);

@@ -81,10 +81,55 @@ describe('validateManifest', () => {
     for (const name of ['a', 'A-z_0.9', 'x'.repeat(128)]) expect(tools(validateManifest(one({ name }), entry, policy))[0]?.name).toBe(name);
   });
 
-  it('refuses names that break the MCP tool-name rule', () => {
+  it('refuses a tool whose name breaks SEP-986 and keeps the others, with the reason (toolNamePolicy: refuse-tool, the default)', () => {
     for (const name of ['', 'x'.repeat(129), 'has space', 'slash/name', 'ünï', 'semi;colon']) {
-      const p = problems(validateManifest(one({ name }), entry, policy));
-      expect(p, name).toContain('/tools/0/name: must match pattern "^[A-Za-z0-9_.-]{1,128}$"');
+      const result = validateManifest(manifest([{ ...baseTool, name }, { ...baseTool, name: 'fine' }]), entry, policy);
+      expect(result.ok, name).toBe(true);
+      if (!result.ok) continue;
+      expect(result.tools.map((t) => t.name)).toEqual(['fine']);
+      expect(result.refused).toEqual([{ name: name.slice(0, 128), version: '1.2.0', problem: expect.stringContaining('/name: must match pattern "^[A-Za-z0-9_.-]{1,128}$"') }]);
+    }
+  });
+
+  it('refuses the whole manifest for such a name under toolNamePolicy: refuse-manifest', () => {
+    const p = problems(validateManifest(manifest([{ ...baseTool, name: 'has space' }, { ...baseTool, name: 'fine' }]), entry, { ...policy, toolNamePolicy: 'refuse-manifest' }));
+    expect(p).toEqual(['/tools/0 (has space@1.2.0)/name: must match pattern "^[A-Za-z0-9_.-]{1,128}$" (SEP-986: 1–128 of A-Z a-z 0-9 _ - .)']);
+  });
+
+  it('passes icons (https: and data:), tool _meta and MCP execution.taskSupport through, never refusing them', () => {
+    const icons = [{ src: 'https://cdn.example.com/i.png', mimeType: 'image/png', sizes: ['48x48'], theme: 'dark' }, { src: 'data:image/svg+xml;base64,PHN2Zz4=' }];
+    const [t] = tools(validateManifest(one({ icons, _meta: { 'com.example/tier': 'gold' }, execution: { path: '/tools/employee_search', taskSupport: 'optional' } }), entry, policy));
+    expect(t?.icons).toEqual(icons);
+    expect(t?.meta).toEqual({ 'com.example/tier': 'gold' });
+    expect(t?.taskSupport).toBe('optional');
+  });
+
+  it('takes the execution address from executionAddress when execution is MCP\'s own object', () => {
+    const [t] = tools(validateManifest(one({ execution: { taskSupport: 'required' }, executionAddress: { path: '/run/x' } }), entry, policy));
+    expect(t?.executionUrl).toBe('http://127.0.0.1:8081/run/x');
+    expect(t?.taskSupport).toBe('required');
+    expect(problems(validateManifest(one({ executionAddress: { path: '/run/x' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: the execution address is given twice (execution and executionAddress); give one',
+    ]);
+    expect(problems(validateManifest(one({ execution: { taskSupport: 'optional' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/execution: an execution address is required: execution.path, execution.url or executionAddress',
+    ]);
+  });
+
+  it('refuses a tool whose icon is not https: or data:, or whose x-mcp-header annotations are invalid, keeping the others', () => {
+    for (const [over, reason] of [
+      [{ icons: [{ src: 'http://cdn.example.com/i.png' }] }, '/icons/0/src: must be an https: URL or a data: URI'],
+      [{ icons: [{ src: 'javascript:alert(1)' }] }, '/icons/0/src: must be an https: URL or a data: URI'],
+      [{ icons: [{ src: 'https://x/i.png', theme: 'blue' }] }, '/icons/0/theme: must be "light" or "dark"'],
+      [{ inputSchema: { type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } } }, 'x-mcp-header is only allowed on string, integer or boolean properties'],
+      [{ inputSchema: { type: 'object', properties: { a: { type: 'array', items: { type: 'string', 'x-mcp-header': 'A' } } } } }, 'only allowed on properties reached from the root'],
+      [{ inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'Dup' }, b: { type: 'string', 'x-mcp-header': 'dup' } } } }, 'is not unique'],
+      [{ inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'has space' } } } }, 'must be a non-empty HTTP token'],
+    ] as const) {
+      const result = validateManifest(manifest([{ ...baseTool, ...over }, { ...baseTool, name: 'fine' }]), entry, policy);
+      if (!result.ok) throw new Error(result.problems.join('; '));
+      expect(result.tools.map((t) => t.name), JSON.stringify(over)).toEqual(['fine']);
+      expect(result.refused[0]?.problem, JSON.stringify(over)).toContain(reason);
     }
   });
 
@@ -107,9 +152,12 @@ describe('validateManifest', () => {
     expect(problems(validateManifest(one({ inputSchema: 'object' }), entry, policy))).toContain('/tools/0/inputSchema: must be object');
   });
 
-  it('refuses an outputSchema that is not of type object', () => {
-    expect(problems(validateManifest(one({ outputSchema: { type: 'string' } }), entry, policy))).toEqual([
-      '/tools/0 (employee_search@1.2.0)/outputSchema: must be a JSON Schema object with "type": "object"',
+  it('accepts any JSON Schema 2020-12 as outputSchema (SEP-2106), and refuses one that is not a JSON Schema', () => {
+    for (const outputSchema of [{ type: 'array', items: { type: 'string' } }, { type: 'string' }, { oneOf: [{ type: 'object' }, { type: 'null' }] }, {}]) {
+      expect(tools(validateManifest(one({ outputSchema }), entry, policy))[0]?.outputSchema, JSON.stringify(outputSchema)).toEqual(outputSchema);
+    }
+    expect(problems(validateManifest(one({ outputSchema: { type: 'strnig' } }), entry, policy))).toEqual([
+      '/tools/0 (employee_search@1.2.0)/outputSchema/type: "strnig" is not a JSON Schema type',
     ]);
   });
 
@@ -164,7 +212,7 @@ describe('validateManifest', () => {
       manifest([
         { ...baseTool, name: 'a', inputSchema: { type: 'string' } },
         { ...baseTool, name: 'b', execution: { path: '//evil' } },
-        { ...baseTool, name: 'c', outputSchema: { type: 'array' } },
+        { ...baseTool, name: 'c', outputSchema: { type: 'arrray' } },
       ]),
       entry,
       policy,
@@ -189,8 +237,10 @@ describe('validateManifest: argument patterns run in linear time (issue 11 High 
     expect(problems(withSchema({ type: 'object', propertyNames: { pattern: '(?=a)' } }))[0]).toMatch(/\/inputSchema\/propertyNames\/pattern: .*lookahead/);
   });
 
-  it('does not refuse such patterns in an outputSchema (the gateway never runs them)', () => {
-    expect(tools(validateManifest(one({ outputSchema: { type: 'object', properties: { s: { pattern: '(?=a)' } } } }), entry, policy))).toHaveLength(1);
+  it('refuses such patterns in an outputSchema too: the shard runs it on structuredContent', () => {
+    expect(problems(validateManifest(one({ outputSchema: { type: 'object', properties: { s: { pattern: '(?=a)' } } } }), entry, policy))).toEqual([
+      expect.stringMatching(/^\/tools\/0 \(employee_search@1\.2\.0\)\/outputSchema\/properties\/s\/pattern: /),
+    ]);
   });
 });
 

@@ -137,3 +137,39 @@ describe('mergeRoute', () => {
     expect(mergeRoute('other-route', [{ serviceId: 'svc-a', tools }], options).revision).toBe(catalogRevision(tools));
   });
 });
+
+describe('mergeRoute with catalog.conflictPolicy: prefix', () => {
+  const prefix = { ...options, conflictPolicy: 'prefix' as const, prefixSeparator: '_' };
+
+  it('prefixes only the conflicting names with the Tool Service id, and keeps the upstream name', () => {
+    const merged = mergeRoute('r', [
+      { serviceId: 'hr', tools: [tool('search', 'hr'), tool('hire', 'hr')] },
+      { serviceId: 'crm', tools: [tool('search', 'crm')] },
+    ], prefix);
+    expect(merged.tools.map((t) => [t.name, t.upstreamName])).toEqual([
+      ['crm_search', 'search'],
+      ['hire', undefined],
+      ['hr_search', 'search'],
+    ]);
+    expect(merged.refused).toEqual([]);
+  });
+
+  it('refuses (with the reason) a prefixed name that is too long or already taken, and serves the rest', () => {
+    const long = 'x'.repeat(63);
+    const merged = mergeRoute('r', [
+      { serviceId: 'a', tools: [tool(long, 'a'), tool('dup', 'a'), tool('b_dup', 'a')] },
+      { serviceId: 'b', tools: [tool(long, 'b'), tool('dup', 'b')] },
+    ], prefix);
+    expect(merged.tools.map((t) => t.name)).toEqual(['a_dup', 'b_dup']);
+    expect(merged.refused.map((r) => r.problem)).toEqual([
+      expect.stringMatching(/prefixed "a_x+"\): the prefixed name is longer than 64 characters/),
+      expect.stringMatching(/prefixed "b_x+"\): the prefixed name is longer than 64 characters/),
+      expect.stringMatching(/prefixed "b_dup"\): the prefixed name is already the name of another tool/),
+    ]);
+  });
+
+  it('under the default policy the conflict still refuses the route', () => {
+    const err = gatewayError(() => mergeRoute('r', [{ serviceId: 'a', tools: [tool('t', 'a')] }, { serviceId: 'b', tools: [tool('t', 'b')] }], options));
+    expect(err.code).toBe('TOOL_NAME_CONFLICT');
+  });
+});

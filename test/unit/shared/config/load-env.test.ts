@@ -218,6 +218,7 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'auth.routes': ['{"core":"p"}', { core: 'p' }, AUTH_POLICY_ENV],
   'auth.defaultPolicy': ['p', 'p', AUTH_POLICY_ENV],
   'auth.upstream.profiles': ['{"u":{"origins":["https://tools.example.com"],"caFile":"/ca.pem"}}', { u: { origins: ['https://tools.example.com'], caFile: '/ca.pem' } }],
+  'catalog.prefixSeparator': ['--', '--'],
 };
 /** Variables a value needs beside it to be valid. */
 const COMPANIONS: Record<string, Record<string, string>> = {

@@ -123,6 +123,9 @@ describe('answerRequest envelope errors', () => {
   });
 });
 
+/** What a legacy tools/call forwards beyond its 2025-11-25 fields: no era flag, no MRTR, no trace context. */
+const LEGACY_CALL = { modern: false, traceparent: '', tracestate: '', baggage: '', clientCapabilitiesJson: '', inputResponsesJson: '', requestStateJson: '' };
+
 describe('answerRequest methods', () => {
   it('initialize echoes a supported protocol version with the server capabilities and info', () => {
     for (const version of ['2025-11-25', '2025-06-18', '2025-03-26']) {
@@ -137,9 +140,16 @@ describe('answerRequest methods', () => {
     }
   });
 
-  it('initialize answers the latest revision to an unsupported one', () => {
+  it('initialize answers the latest legacy revision to an unsupported one', () => {
+    for (const requested of ['2023-01-01', '2026-07-28', 'latest']) {
+      const r = reply(answer(req('initialize', { protocolVersion: requested })));
+      expect((r.json as { result: { protocolVersion: string } }).result.protocolVersion, requested).toBe('2025-11-25');
+    }
+  });
+
+  it('initialize negotiates 2024-11-05, which predates the MCP-Protocol-Version header', () => {
     const r = reply(answer(req('initialize', { protocolVersion: '2024-11-05' })));
-    expect((r.json as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-11-25');
+    expect((r.json as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2024-11-05');
   });
 
   it('initialize without a string protocolVersion is -32602', () => {
@@ -195,7 +205,7 @@ describe('answerRequest methods', () => {
 
   it('forwards a checked tools/call with its id text, name, arguments JSON and _meta hints', () => {
     const forwarded = answer(req('tools/call', { name: 'x', arguments: { a: [1, 'é'] } }, 'call-1'));
-    expect(forwarded).toMatchObject({ kind: 'forward', method: 'tools/call', id: 'call-1', idText: '"call-1"', toolName: 'x', progressTokenJson: '', logLevel: -1 });
+    expect(forwarded).toMatchObject({ kind: 'forward', method: 'tools/call', id: 'call-1', idText: '"call-1"', toolName: 'x', progressTokenJson: '', logLevel: -1, ...LEGACY_CALL });
     // The arguments travel as the client's own bytes.
     expect(forwarded.kind === 'forward' && Buffer.from(forwarded.argumentsBytes ?? []).toString('utf8')).toBe('{"a":[1,"é"]}');
     expect(answer(req('tools/call', { name: 'y', _meta: { progressToken: 'p1', 'io.modelcontextprotocol/logLevel': 'warning' } }, 3))).toEqual({
@@ -208,7 +218,16 @@ describe('answerRequest methods', () => {
       argumentsJson: '{}',
       progressTokenJson: '"p1"',
       logLevel: 3,
+      ...LEGACY_CALL,
     });
+  });
+
+  it('forwards SEP-414 trace context from _meta, dropping malformed values (tracestate only with a valid traceparent)', () => {
+    const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const call = answer(req('tools/call', { name: 'x', _meta: { traceparent: tp, tracestate: 'vendor=1', baggage: 'user=alice' } }));
+    expect(call).toMatchObject({ kind: 'forward', traceparent: tp, tracestate: 'vendor=1', baggage: 'user=alice' });
+    const bad = answer(req('tools/call', { name: 'x', _meta: { traceparent: 'nope', tracestate: 'vendor=1', baggage: 'a b' } }));
+    expect(bad).toMatchObject({ kind: 'forward', traceparent: '', tracestate: '', baggage: '' });
   });
 
   it('refuses malformed tools/call params on the acceptor (-32602), before any hop', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
-import { bodyTooLargeReply, gateMcpRequest, type GateResult, type RequestHead, type RouteEntry } from '../../../../src/shared/protocol/gate.js';
+import { bodyTooLargeReply, gateMcpRequest, refusalReply, type GateResult, type RequestHead, type RouteEntry } from '../../../../src/shared/protocol/gate.js';
 import { buildHttpPolicy } from '../../../../src/shared/protocol/http-policy.js';
 import { replyText, type Reply } from '../../../../src/shared/protocol/reply.js';
 
@@ -57,7 +57,7 @@ const gate = (over: Partial<RequestHead> = {}) => gateMcpRequest(head(over), pol
 describe('gateMcpRequest', () => {
   it('accepts a well-formed POST and hands over the route and its one snapshot reference', () => {
     const result = gate();
-    expect(result).toEqual({ kind: 'accept', routeKey: 'core', route: directory.get('core'), snapshot: { name: 'core-snapshot' }, wantsSse: false });
+    expect(result).toEqual({ kind: 'accept', routeKey: 'core', route: directory.get('core'), snapshot: { name: 'core-snapshot' }, wantsSse: false, era: 'legacy' });
     if (result.kind === 'accept') expect(result.snapshot).toBe(directory.get('core')?.snapshot);
   });
 
@@ -151,12 +151,39 @@ describe('gateMcpRequest', () => {
     }
   });
 
-  it('answers 400 for an unsupported MCP-Protocol-Version and accepts the supported ones', () => {
-    const r = refusal(gate({ protocolVersion: '2024-11-05' }));
-    expect(r.status).toBe(400);
-    expect(r.label).toBe('bad_protocol_version');
-    expect(r.message).toBe('Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, 2025-06-18, 2025-03-26)');
-    for (const protocolVersion of ['2025-11-25', '2025-06-18', '2025-03-26']) expect(gate({ protocolVersion }).kind).toBe('accept');
+  it('selects the era from MCP-Protocol-Version: absent or legacy → legacy, 2026-07-28 → modern (OWS ignored)', () => {
+    for (const protocolVersion of ['', '2025-11-25', '2025-06-18', '2025-03-26', ' 2025-06-18 ']) expect(gate({ protocolVersion }), protocolVersion).toMatchObject({ kind: 'accept', era: 'legacy' });
+    for (const protocolVersion of ['2026-07-28', '\t2026-07-28 ']) expect(gate({ protocolVersion }), protocolVersion).toMatchObject({ kind: 'accept', era: 'modern' });
+  });
+
+  it('refuses an unsupported MCP-Protocol-Version with -32022 once the body is read, listing the supported versions', () => {
+    for (const protocolVersion of ['2024-11-05', 'v999.0.0', '2026-07-29']) {
+      const result = gate({ protocolVersion });
+      expect(result.kind, protocolVersion).toBe('refuse-after-body');
+      if (result.kind !== 'refuse-after-body') continue;
+      const body = JSON.parse(replyText(refusalReply(result.refusal, 7))) as { id: unknown; error: { code: number; data: unknown } };
+      expect(result.refusal.status).toBe(400);
+      expect(result.refusal.label).toBe('bad_protocol_version');
+      expect(body.id).toBe(7);
+      expect(body.error.code).toBe(-32022);
+      expect(body.error.data).toEqual({ supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], requested: protocolVersion });
+    }
+  });
+
+  it('a 2026-07-28 request is refused once its body is read (to echo its id), except non-POST and a declared oversize', () => {
+    const modern = { protocolVersion: '2026-07-28' };
+    const later = [{ path: '/mcp' }, { path: '/mcp/Bad' }, { path: '/mcp/nope' }, { contentType: 'text/plain' }, { accept: 'text/html' }, { path: '/mcp/loading' }, { origin: 'https://evil.example.com' }, { host: 'evil.example.com' }];
+    for (const over of later) {
+      expect(gate({ ...modern, ...over }).kind, JSON.stringify(over)).toBe('refuse-after-body');
+    }
+    const forbidden = gate({ ...modern, origin: 'https://evil.example.com', path: '/mcp/nope' });
+    expect(forbidden.kind === 'refuse-after-body' && [forbidden.refusal.status, forbidden.refusal.label]).toEqual([403, 'forbidden']);
+    for (const over of [{ origin: 'https://evil.example.com', method: 'get' }, { method: 'get' }, { contentLength: 1024 * 1024 + 1 }, { path: '/mcp/nope', method: 'delete' }]) {
+      expect(gate({ ...modern, ...over }).kind, JSON.stringify(over)).toBe('reply');
+    }
+    // Legacy requests keep today's immediate, id-less refusals.
+    expect(gate({ path: '/mcp/nope' }).kind).toBe('reply');
+    expect(gate({ origin: 'https://evil.example.com' }).kind).toBe('reply');
   });
 
   it('answers 413 by Content-Length only above the limit', () => {

@@ -6,7 +6,6 @@ import {
   isJsonContentType,
   isLoopbackHost,
   parseAccept,
-  protocolVersionHeaderOk,
 } from '../../../../src/shared/protocol/http-policy.js';
 
 const server = (over: Partial<GatewayConfig['server']> = {}): GatewayConfig['server'] => ({ ...DEFAULTS.server, ...over });
@@ -115,15 +114,5 @@ describe('parseAccept', () => {
   it('does not allow JSON for SSE alone or unrelated types', () => {
     expect(parseAccept('text/event-stream')).toEqual({ json: false, sse: true });
     expect(parseAccept('text/html, application/xml')).toEqual({ json: false, sse: false });
-  });
-});
-
-describe('protocolVersionHeaderOk', () => {
-  it('accepts an absent header and each supported revision', () => {
-    for (const v of ['', '2025-11-25', '2025-06-18', '2025-03-26', ' 2025-06-18 ']) expect(protocolVersionHeaderOk(v), v).toBe(true);
-  });
-
-  it('refuses other revisions and garbage', () => {
-    for (const v of ['2024-11-05', '2025-11-26', 'latest', '2025-11-25, 2025-06-18']) expect(protocolVersionHeaderOk(v), v).toBe(false);
   });
 });

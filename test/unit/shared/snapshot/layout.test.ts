@@ -1,14 +1,43 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogTool, RouteCatalog } from '../../../../src/shared/catalog/types.js';
 import { GatewayError } from '../../../../src/shared/errors.js';
+import { crc32 } from 'node:zlib';
+import { SERVER_INFO } from '../../../../src/shared/protocol/mcp.js';
 import {
+  acceptorSections,
   decodeSnapshot,
   encodeSnapshot,
   HEADER_BYTES,
+  listedToolsJson,
   SNAPSHOT_FORMAT,
   SNAPSHOT_MAGIC,
   toolsListResultJson,
 } from '../../../../src/shared/snapshot/layout.js';
+
+/** A format-1 snapshot as an older replica wrote it (one template, three sections): what a Redis copy may still hold. */
+function encodeFormat1(c: RouteCatalog): SharedArrayBuffer {
+  const enc = new TextEncoder();
+  const listed = JSON.parse(toolsListResultJson(c.tools)) as { tools: unknown[] };
+  const parts = [
+    enc.encode(JSON.stringify({ routeKey: c.routeKey, revision: c.revision, source: c.source, builtAt: c.builtAt, toolCount: listed.tools.length })),
+    enc.encode(`{"jsonrpc":"2.0","result":${toolsListResultJson(c.tools)},"id":`),
+    enc.encode(JSON.stringify(c.tools)),
+  ];
+  const total = 64 + parts.reduce((n, p) => n + p.length, 0);
+  const sab = new SharedArrayBuffer(total);
+  const bytes = new Uint8Array(sab);
+  const view = new DataView(sab);
+  let off = 64;
+  const at: number[] = [];
+  for (const p of parts) {
+    bytes.set(p, off);
+    at.push(off, p.length);
+    off += p.length;
+  }
+  [SNAPSHOT_MAGIC, 1, total, 0, ...at, listed.tools.length].forEach((v, i) => view.setUint32(i * 4, v, true));
+  view.setUint32(12, crc32(bytes.subarray(64)), true);
+  return sab;
+}
 
 const tool = (name: string, over: Partial<CatalogTool> = {}): CatalogTool => ({
   name,
@@ -93,6 +122,59 @@ describe('encodeSnapshot / decodeSnapshot', () => {
     expect(u32(sab, 2)).toBe(sab.byteLength);
     expect(u32(sab, 4)).toBe(HEADER_BYTES);
     expect(u32(sab, 10)).toBe(3);
+    // Format 2: the modern template and the header section follow the catalog.
+    expect(u32(sab, 11)).toBe(u32(sab, 8) + u32(sab, 9));
+    expect(u32(sab, 13)).toBe(u32(sab, 11) + u32(sab, 12));
+    expect(u32(sab, 13) + u32(sab, 14)).toBe(sab.byteLength);
+    expect(u32(sab, 15)).toBe(0);
+  });
+
+  it('holds the 2026-07-28 template: resultType, serverInfo, the tools, cacheScope, then ttlMs and the id spliced in', () => {
+    const view = decodeSnapshot(sab, { verifyChecksum: true });
+    const template = Buffer.from(view.modernListTemplate).toString('utf8');
+    expect(template.endsWith('"ttlMs":')).toBe(true);
+    expect(JSON.parse(`${template}1500},"id":"x"}`)).toEqual({
+      jsonrpc: '2.0',
+      id: 'x',
+      result: {
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+        tools: JSON.parse(listedToolsJson(tools, 'modern')) as unknown,
+        cacheScope: 'public',
+        ttlMs: 1500,
+      },
+    });
+  });
+
+  it('presents an outputSchema that is not object-rooted, icons and tool _meta to 2026-07-28 as given; legacy sees no such outputSchema', () => {
+    const faithful = [
+      tool('arr', { outputSchema: { type: 'array', items: { type: 'string' } }, icons: [{ src: 'https://x/i.png' }], meta: { 'com.example/k': 1 }, taskSupport: 'optional' }),
+    ];
+    const legacy = (JSON.parse(toolsListResultJson(faithful)) as { tools: Array<Record<string, unknown>> }).tools[0];
+    const modern = (JSON.parse(listedToolsJson(faithful, 'modern')) as Array<Record<string, unknown>>)[0];
+    expect(modern).toEqual({ name: 'arr', icons: [{ src: 'https://x/i.png' }], inputSchema: { type: 'object' }, outputSchema: { type: 'array', items: { type: 'string' } }, _meta: { 'com.example/k': 1 } });
+    expect(legacy).toEqual({ name: 'arr', icons: [{ src: 'https://x/i.png' }], inputSchema: { type: 'object' }, _meta: { 'com.example/k': 1 } });
+  });
+
+  it('gives an acceptor both templates, builtAt and the x-mcp-header declarations of listed tools', () => {
+    const withHeaders = [tool('sql', { inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } }), tool('plain')];
+    const buffer = encodeSnapshot({ ...catalog, tools: withHeaders });
+    const s = acceptorSections(buffer);
+    const view = decodeSnapshot(buffer);
+    expect(Buffer.from(s.listTemplate)).toEqual(Buffer.from(view.listTemplate));
+    expect(Buffer.from(s.modernListTemplate)).toEqual(Buffer.from(view.modernListTemplate));
+    expect(s.builtAt).toBe(catalog.builtAt);
+    expect(s.headerParams).toEqual(new Map([['sql', [{ name: 'Region', header: 'mcp-param-region', path: ['region'], type: 'string' }]]]));
+    expect(acceptorSections(sab).headerParams).toBeNull();
+  });
+
+  it('reads a format-1 snapshot (an older replica\'s Redis copy) by re-encoding it in format 2', () => {
+    const old = encodeFormat1(catalog);
+    const view = decodeSnapshot(old, { verifyChecksum: true });
+    expect(u32(view.buffer, 1)).toBe(SNAPSHOT_FORMAT);
+    expect(view.meta).toEqual(decodeSnapshot(sab).meta);
+    expect(view.catalogTools()).toEqual(tools);
+    expect(Buffer.from(new Uint8Array(view.buffer))).toEqual(Buffer.from(new Uint8Array(sab)));
   });
 
   it('round-trips meta, the list template and every catalog tool', () => {
@@ -136,7 +218,8 @@ describe('decodeSnapshot refuses damaged snapshots with SNAPSHOT_CORRUPT', () =>
   });
 
   it('another format version', () => {
-    expectCorrupt(() => decodeSnapshot(withField(sab, 1, SNAPSHOT_FORMAT + 1)), /format 2 is not 1/);
+    expectCorrupt(() => decodeSnapshot(withField(sab, 1, SNAPSHOT_FORMAT + 1)), /format 3 is not 2/);
+    expectCorrupt(() => decodeSnapshot(withField(sab, 1, 0)), /format 0 is not 2/);
   });
 
   it('a total that does not match the buffer', () => {

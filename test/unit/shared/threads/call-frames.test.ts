@@ -46,6 +46,12 @@ const request = (over: Partial<CallRequest> = {}): CallRequest => ({
   progressTokenJson: '"tok-✓"',
   logLevel: 3,
   sse: true,
+  modern: false,
+  tracestate: '',
+  baggage: '',
+  clientCapabilitiesJson: '',
+  inputResponsesJson: '',
+  requestStateJson: '',
   identity: '',
   ...over,
 });
@@ -76,6 +82,51 @@ describe('call frames', () => {
     expect(callFrameId(sink.buf, last.offset)).toBe(7);
   });
 
+  it('round-trips the 2026-07-28 fields, and a legacy frame clears what a reused request held', () => {
+    const sink = new Sink();
+    const modern = request({
+      modern: true,
+      tracestate: 'vendor=opaque',
+      baggage: 'k=v',
+      clientCapabilitiesJson: '{"elicitation":{}}',
+      inputResponsesJson: '{"ask":{"action":"accept","content":{"name":"✓"}}}',
+      requestStateJson: '"state-1"',
+    });
+    const onlyState = request({ modern: true, requestStateJson: '"s"' });
+    const legacy = request();
+    [modern, onlyState, legacy].forEach((c, i) => writeCall(sink, i, c));
+    const into = blank();
+    sink.frames.forEach((f, i) => {
+      readCall(sink.buf, f.offset, f.length, into);
+      expect({ ...into }).toEqual([modern, onlyState, legacy][i]);
+    });
+    // The legacy frame does not set the extended flag (its decoder reads none of the appended fields).
+    expect((sink.buf[(sink.frames[2] as { offset: number }).offset + 1] as number) & 4).toBe(0);
+    expect((sink.buf[(sink.frames[0] as { offset: number }).offset + 1] as number) & 4).toBe(4);
+  });
+
+  it('decodes the frames of earlier versions (seven fields; eight, with identity)', () => {
+    const frameOf = (fields: string[]): Buffer => {
+      const bytes = fields.map((f) => Buffer.from(f, 'utf8'));
+      const head = Buffer.alloc(8 + 4 * fields.length);
+      head[0] = CallKind.Call;
+      head[1] = 1;
+      head[2] = 0;
+      head[3] = fields.length;
+      head.writeUInt32LE(42, 4);
+      bytes.forEach((b, i) => head.writeUInt32LE(b.length, 8 + 4 * i));
+      return Buffer.concat([head, ...bytes]);
+    };
+    const v1 = ['core', 'req-7', '', '', 'echo', '"p"', '{}'];
+    for (const fields of [v1, [...v1, '{"sub":"a"}']]) {
+      const frame = frameOf(fields);
+      const into = request({ modern: true, tracestate: 'stale', requestStateJson: '"stale"' });
+      readCall(frame, 0, frame.length, into);
+      expect(into).toMatchObject({ routeKey: 'core', toolName: 'echo', argumentsJson: '{}', requestId: 'req-7', progressTokenJson: '"p"', sse: true, modern: false, logLevel: -1, tracestate: '', requestStateJson: '', identity: fields[7] ?? '' });
+      expect(callFrameId(frame, 0)).toBe(42);
+    }
+  });
+
   it('writes nothing when the sink refuses the frame', () => {
     const sink = new Sink();
     sink.refuse = true;
@@ -91,6 +142,9 @@ describe('call frames', () => {
     const f = sink.frames[0] as { offset: number; length: number };
     expect(() => readCall(sink.buf, f.offset, f.length - 5, blank())).toThrow(/overrun/);
     expect(() => readCall(sink.buf, f.offset, 10, blank())).toThrow(/truncated/);
+    writeCall(sink, 2, request({ modern: true, requestStateJson: '"abcdef"' }));
+    const g = sink.frames[1] as { offset: number; length: number };
+    expect(() => readCall(sink.buf, g.offset, g.length - 3, blank())).toThrow(/overrun/);
   });
 });
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   failing.setManifest(manifestFor([{ name: 'x' }]));
   failing.setManifestStatus(500);
   brokenJson.setManifestRaw('{"service": "broken", "tools": [');
-  invalid.setManifest({ service: 'invalid', tools: [{ name: 'bad name', version: '1', inputSchema: { type: 'object' }, execution: { path: '/x' } }] });
+  invalid.setManifest({ service: 'invalid', tools: [{ name: 'bad_schema', version: '1', inputSchema: { type: 'string' }, execution: { path: '/x' } }] });
   huge.setManifest(manifestFor([{ name: 'big', description: 'x'.repeat(2000) }]));
   hung = await startFixtureToolService();
   hung.setManifestAnswer({ kind: 'hang' });
@@ -124,7 +124,7 @@ describe('routes are isolated (Refresher)', () => {
     const reason = (key: string): string => failureOf(events, key)?.message ?? '';
     expect(reason('status')).toContain(`Tool Service "failing" manifest at ${failing.origin}/manifest: HTTP 500`);
     expect(reason('broken')).toContain(`Tool Service "broken" manifest at ${brokenJson.origin}/manifest: body is not JSON`);
-    expect(reason('invalid')).toMatch(/Tool Service "invalid" manifest is invalid: .*\/tools\/0\/name/);
+    expect(reason('invalid')).toMatch(/Tool Service "invalid" manifest is invalid: .*\/tools\/0 \(bad_schema@1\)\/inputSchema/);
     expect(reason('refused')).toContain(`Tool Service "refused" manifest at ${refusedOrigin}/manifest: ECONNREFUSED`);
     expect(reason('hung')).toContain(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 1000 ms`);
     expect(reason('huge')).toContain(`Tool Service "huge" manifest at ${huge.origin}/manifest: larger than catalog.maxManifestBytes (1024)`);

@@ -107,7 +107,7 @@ describe('manifest cache', () => {
   it('an invalid manifest of a Tool Service with a last good one: the last good serves, with a warning', async () => {
     const h = harness(staticConfig());
     await h.cycle();
-    hr.setManifest(manifestFor([{ name: 'bad name!' }], 'hr-tools'));
+    hr.setManifest(manifestFor([{ name: 'bad_schema', inputSchema: { type: 'string' } }], 'hr-tools'));
     const { events } = await h.cycle();
     expect(ofType(events, 'route-failed')).toEqual([]);
     expect(ofType(events, 'route-unchanged').find((e) => e.routeKey === 'core')?.warning).toMatch(/^serving last good manifest: Tool Service "hr-tools" manifest is invalid: /);

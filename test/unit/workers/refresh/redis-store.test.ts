@@ -122,7 +122,7 @@ describe('RedisStore with Redis up', () => {
   const variant = (edit: (b: Buffer) => Buffer): Buffer => edit(Buffer.from(good));
   it.each([
     ['a flipped bit in a section', variant((b) => ((b[b.length - 5] = b[b.length - 5]! ^ 0x20), b)), 'checksum mismatch'],
-    ['format 2', variant((b) => (b.writeUInt32LE(2, 4), b)), 'format 2 is not 1'],
+    ['format 3', variant((b) => (b.writeUInt32LE(3, 4), b)), 'format 3 is not 2'],
     ['a wrong magic', variant((b) => (b.write('XXXX', 0, 'latin1'), b)), 'bad magic'],
     ['a truncated value', good.subarray(0, good.length - 10), 'length does not match its header'],
     ['a value shorter than the header', good.subarray(0, 20), 'shorter than its header'],

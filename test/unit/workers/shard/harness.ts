@@ -8,7 +8,7 @@
 import { closedOrigin } from '../../../helpers/ports.js';
 import { validateManifest } from '../../../../src/shared/catalog/manifest.js';
 import { mergeRoute, type ServiceTools } from '../../../../src/shared/catalog/merge.js';
-import { encodeSnapshot, snapshotListTemplate } from '../../../../src/shared/snapshot/layout.js';
+import { acceptorSections, encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
 import { pino } from 'pino';
 import { assembleRpcAnswer } from '../../../../src/main/reply-writer.js';
 import type { CallRequest } from '../../../../src/shared/calls.js';
@@ -171,7 +171,7 @@ export async function startHarness(): Promise<Harness> {
     client,
     executor,
     metrics,
-    listTemplate: Buffer.from(snapshotListTemplate(snapshot)),
+    listTemplate: Buffer.from(acceptorSections(snapshot).listTemplate),
     results: new FrameCollector(),
     close: async () => {
       await client.close();
@@ -217,6 +217,12 @@ export async function callRaw(h: Harness, bodyText: string, ctx: CallContext = n
     progressTokenJson: decision.progressTokenJson,
     logLevel: decision.logLevel,
     sse: false,
+    modern: decision.modern,
+    tracestate: decision.tracestate,
+    baggage: decision.baggage,
+    clientCapabilitiesJson: decision.clientCapabilitiesJson,
+    inputResponsesJson: decision.inputResponsesJson,
+    requestStateJson: decision.requestStateJson,
   };
   const callId = nextCallId++;
   const frame = new FrameCollectorInput();

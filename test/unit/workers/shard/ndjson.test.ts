@@ -29,7 +29,8 @@ describe('NdjsonReader', () => {
       { type: 'progress', progress: 1, message: 'ünïcødé ✓' },
       { type: 'log', level: 'info', data: '€' },
     ]);
-    expect(result).toEqual({ json: '{"content":[{"type":"text","text":"done ✓"}]}', isError: false, cause: 'ok' });
+    expect(result).toMatchObject({ json: '{"content":[{"type":"text","text":"done ✓"}]}', isError: false, cause: 'ok' });
+    expect(result?.value).toEqual({ content: [{ type: 'text', text: 'done ✓' }] });
   });
 
   it('takes a last line without a newline at the end of the stream', () => {

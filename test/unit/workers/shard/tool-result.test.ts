@@ -16,12 +16,22 @@ describe('mapJsonAnswer', () => {
   it('passes a valid CallToolResult through as the bytes received', () => {
     const raw = '{ "content": [ {"type":"text","text":"hi"} ],  "structuredContent": {"a": 1}, "_meta": {"x": true} }';
     const r = mapJsonAnswer(JSON.parse(raw), raw);
-    expect(r).toEqual({ json: raw, isError: false });
+    expect(r).toEqual({ json: raw, isError: false, value: JSON.parse(raw) });
   });
 
   it('keeps a Tool Service isError: true', () => {
     const value = { content: [{ type: 'text', text: 'no such employee' }], isError: true };
-    expect(answer(value)).toEqual({ json: JSON.stringify(value), isError: true });
+    expect(answer(value)).toEqual({ json: JSON.stringify(value), isError: true, value });
+  });
+
+  it('passes an input_required result (MRTR) through as the bytes received, for call-result.ts to check', () => {
+    const raw = '{"resultType":"input_required","requestState":"s1"}';
+    expect(mapJsonAnswer(JSON.parse(raw), raw)).toEqual({ json: raw, isError: false, value: { resultType: 'input_required', requestState: 's1' } });
+  });
+
+  it('accepts structuredContent of any JSON type (SEP-2106); the value is kept for the era shaping', () => {
+    const value = { content: [], structuredContent: [1, 2] };
+    expect(answer(value)).toEqual({ json: JSON.stringify(value), isError: false, value });
   });
 
   it('accepts every MCP content block type', () => {
@@ -44,11 +54,13 @@ describe('mapJsonAnswer', () => {
     expect(mapJsonAnswer(JSON.parse(raw), raw).isError).toBe(false);
   });
 
-  it('wraps arrays, numbers, strings, booleans and null as text only', () => {
+  it('wraps arrays, numbers, strings, booleans and null as text only (contract v1); the value rides along for 2026-07-28', () => {
     for (const raw of ['[1,2,3]', '42', '"hello"', 'true', 'null', '[]']) {
       const r = mapJsonAnswer(JSON.parse(raw), raw);
       expect(r.isError, raw).toBe(false);
       expect(parsed(r), raw).toEqual({ content: [{ type: 'text', text: raw }] });
+      expect(r.wrapped, raw).toBe(true);
+      expect(r.value, raw).toEqual({ content: [{ type: 'text', text: raw }], structuredContent: JSON.parse(raw) });
     }
   });
 
@@ -65,10 +77,10 @@ describe('mapJsonAnswer', () => {
     });
   });
 
-  it('refuses a CallToolResult whose structuredContent or isError has the wrong type', () => {
-    for (const value of [{ content: [], structuredContent: [1] }, { content: [], isError: 'yes' }]) {
+  it('refuses a CallToolResult whose isError or _meta has the wrong type', () => {
+    for (const value of [{ content: [], isError: 'yes' }, { content: [], _meta: [] }]) {
       expect(parsed(answer(value))).toEqual({
-        content: [{ type: 'text', text: 'Tool Service answer is malformed: "structuredContent" must be an object and "isError" a boolean' }],
+        content: [{ type: 'text', text: 'Tool Service answer is malformed: "isError" must be a boolean and "_meta" an object' }],
         isError: true,
       });
     }
@@ -86,11 +98,21 @@ describe('mapJsonAnswer', () => {
 describe('mapCallToolResult', () => {
   it('serialises a valid value when no raw text is given', () => {
     const value = { content: [{ type: 'text', text: 'done' }] };
-    expect(mapCallToolResult(value)).toEqual({ json: JSON.stringify(value), isError: false });
+    expect(mapCallToolResult(value)).toEqual({ json: JSON.stringify(value), isError: false, value });
   });
 });
 
 describe('statusError', () => {
+  it('reads a 422 refusal of MRTR input (contract v1.1) without changing the v1 message', () => {
+    const body = '{"code":"invalid_request_state","message":"requestState failed its integrity check"}';
+    const r = statusError(422, body);
+    expect(r.inputRejected).toBe('requestState failed its integrity check');
+    expect(parsed(r)).toEqual({ content: [{ type: 'text', text: `Tool Service failed with HTTP 422: ${body}` }], isError: true });
+    expect(statusError(422, '{"code":"other"}').inputRejected).toBeUndefined();
+    expect(statusError(400, body).inputRejected).toBeUndefined();
+    expect(statusError(422, 'not json').inputRejected).toBeUndefined();
+  });
+
   it('names the status and a trimmed snippet of the body', () => {
     expect(parsed(statusError(500, '  {"error":"db down"}\n'))).toEqual({
       content: [{ type: 'text', text: 'Tool Service failed with HTTP 500: {"error":"db down"}' }],

@@ -189,6 +189,11 @@ class PooledCall implements UpstreamCall {
   requestId = 'req-1';
   sessionId = '';
   traceparent = '';
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
   onFrame: ((frame: StreamFrame) => void) | null = null;
   onStreamStart: (() => void) | null = null;
   results: UpstreamResult[] = [];
@@ -239,7 +244,7 @@ describe('ToolServiceClient: the callback API', () => {
     c.call(pooled);
     expect(pooled.results).toHaveLength(0);
     await eventually(() => expect(pooled.results).toHaveLength(1));
-    expect(pooled.results[0]).toEqual({ json: '{"content":[{"type":"text","text":"hi ✓"}]}', isError: false, cause: 'ok' });
+    expect(pooled.results[0]).toMatchObject({ json: '{"content":[{"type":"text","text":"hi ✓"}]}', isError: false, cause: 'ok' });
     const [received] = s.requests;
     const lines = received?.head.split('\r\n') ?? [];
     expect(lines[0]).toBe('POST /tools/hello_tool HTTP/1.1');
@@ -344,7 +349,7 @@ describe('ToolServiceClient: the callback API', () => {
     let started = 0;
     pooled.onFrame = (f) => frames.push(f);
     pooled.onStreamStart = () => started++;
-    expect(await pooled.run(c)).toEqual({ json: '{"content":[]}', isError: false, cause: 'ok' });
+    expect(await pooled.run(c)).toEqual({ json: '{"content":[]}', isError: false, cause: 'ok', value: { content: [] } });
     expect(await pooled.run(c)).toMatchObject({ cause: 'ok' });
     expect(frames).toEqual([
       { type: 'progress', progress: 1 },
