@@ -62,7 +62,7 @@ export class AcceptorThread {
           this.started = true;
           const channels = topology.acceptorEnds(index);
           const workerData: AcceptorWorkerData = { acceptorIndex: index, config, channels, port };
-          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, name: `acceptor-${index}`, resourceLimits: workerResourceLimits(config.workers) });
+          const worker = new Worker(new URL('./acceptor-worker.js', import.meta.url), { workerData, name: `acceptor-${index}`, resourceLimits: workerResourceLimits(config.workers, 'acceptor') });
           worker.on('message', (msg: AcceptorToMain) => this.onMessage(worker, msg));
           worker.on('exit', () => this.fanout.removeWorker(worker));
           this.fanout.addWorker(worker);

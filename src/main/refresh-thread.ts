@@ -25,7 +25,7 @@ export class RefreshThread {
         index: 0,
         spawn: () => {
           const workerData: RefreshWorkerData = { config, published: served() };
-          const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData, name: 'refresh', resourceLimits: workerResourceLimits(config.workers) });
+          const worker = new Worker(new URL('../workers/refresh/refresh-worker.js', import.meta.url), { workerData, name: 'refresh', resourceLimits: workerResourceLimits(config.workers, 'refresh') });
           worker.on('message', (msg: RefreshToMain) => {
             if (msg.type === 'metrics') this.scrapes.settle(msg.requestId, msg.metrics);
             else if (msg.type !== 'closed') onEvent(msg);

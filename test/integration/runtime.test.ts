@@ -206,7 +206,7 @@ describe('workers.maxYoungGenerationSizeMb', () => {
   async function workerYoungGenerations(setting: string | null): Promise<Array<{ kind: string; mb: number | undefined }>> {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-young-'));
     const out = join(dir, 'probe.json');
-    const env: Record<string, string> = { MCP_GATEWAY_SERVER_PORT: '0', MCP_GATEWAY_LOG_LEVEL: 'info', MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{}', MCP_GATEWAY_WORKERS_ACCEPTORS: '2', MEMORY_PROBE_OUT: out };
+    const env: Record<string, string> = { MCP_GATEWAY_SERVER_PORT: '0', MCP_GATEWAY_LOG_LEVEL: 'info', MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{}', MCP_GATEWAY_WORKERS_ACCEPTORS: '2', MCP_GATEWAY_SERVER_DRAIN_DELAY_MS: '0', MEMORY_PROBE_OUT: out };
     if (setting !== null) env['MCP_GATEWAY_WORKERS_MAX_YOUNG_GENERATION_SIZE_MB'] = setting;
     const { child, output, exited } = startCli(env, ['--import', MEMORY_PROBE]);
     try {
@@ -232,11 +232,13 @@ describe('workers.maxYoungGenerationSizeMb', () => {
     }
   }
 
-  it('gives every worker thread (shard, refresh, extra acceptor) the configured young generation: 48 MB by default, 24 when set', async () => {
+  it('gives the shard and extra acceptor threads the configured young generation (24 MB by default, 48 when set) and the refresh worker at most 8 MB', async () => {
     const byDefault = await workerYoungGenerations(null);
     expect(byDefault.map((t) => t.kind).sort()).toEqual(['acceptor', 'refresh', 'shard']);
-    for (const t of byDefault) expect(t.mb, t.kind).toBe(48);
-    for (const t of await workerYoungGenerations('24')) expect(t.mb, t.kind).toBe(24);
+    for (const t of byDefault) expect(t.mb, t.kind).toBe(t.kind === 'refresh' ? 8 : 24);
+    for (const t of await workerYoungGenerations('48')) expect(t.mb, t.kind).toBe(t.kind === 'refresh' ? 8 : 48);
+    // Below the refresh cap the setting applies to the refresh worker too.
+    for (const t of await workerYoungGenerations('4')) expect(t.mb, t.kind).toBe(4);
   });
 
   it('0 leaves V8 its own default (what a worker gets without resourceLimits on this Node: 48 on Node 20, more on Node 24)', async () => {

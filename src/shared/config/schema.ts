@@ -65,7 +65,7 @@ export const ConfigSchema = Type.Object(
         channelRingBytes: PositiveInt(4096, 256 * 1024 * 1024),
         /** Call bytes an acceptor may queue for one shard beyond its ring before refusing calls (503). */
         maxChannelBacklogBytes: PositiveInt(0, 1024 * 1024 * 1024),
-        /** V8 young generation of each worker thread (`resourceLimits.maxYoungGenerationSizeMb`); `0` = V8's default. */
+        /** V8 young generation of the shard and extra acceptor threads (`resourceLimits.maxYoungGenerationSizeMb`; the refresh worker: at most 8); `0` = V8's default. */
         maxYoungGenerationSizeMb: PositiveInt(0, 1024),
       },
       { additionalProperties: false },
