@@ -3,6 +3,9 @@
  * (YAML or JSON) ← environment. Validates with the compiled schema, reports
  * every problem in one error naming each key, then deep-freezes (fastify's
  * `initial-config-validation.js` way).
+ *
+ * ~320 lines: file reading, env mapping and the cross-key checks share the
+ * one problem list that start-up reports; split, each would re-derive it.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -19,6 +19,9 @@
  *   bodyTimeoutMs     no body byte for this long             → BODY_TIMEOUT
  *   per-call timeout  from request(): queue wait included    → DEADLINE
  *   idleTimeoutMs     idle socket closed (or sooner: server's Keep-Alive timeout − keepAliveThresholdMs)
+ *
+ * ~310 lines: the five timeouts above and the socket accounting they act on
+ * (bounded sockets, waiters, idle reaping) are one policy, kept in one place.
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { Http1Agent } from './agent.js';
