@@ -5,7 +5,9 @@
  *
  * Servers (spawned by this process on `--node`, killed on exit):
  *  - the gateway, built, production config (log level warn), routes `bench`
- *    (50 tools), `list5` (5 tools) and `r00`…`r39` (5–50 tools) in front of
+ *    (50 tools), `list5` (5 tools) and `r00`…`r39` (5–50 tools) — and, for
+ *    the auth rows, `bench-key` and `bench-jwt` (the `bench` catalog behind
+ *    an API key and a JWT, bench/suite/auth.ts) — in front of
  *  - the echo Tool Service (bench/echo-tool-service.ts), also called directly:
  *    the floor for `tools/call`;
  *  - the bare uWebSockets.js server (bench/bare-uws.ts) answering a constant
@@ -29,11 +31,11 @@
  * responses, split per thread for the gateway. Ratios to a reference are the
  * median over repeats of the ratio within a repeat.
  *
- * Modules (bench/suite/): options (flags), workloads (requests), probes
- * (answer checks), servers (start-up, runtimes), threads (per-thread CPU and
- * memory), measure (one run), summary (medians, ratios), targets, tables,
- * environment, report (files, console), and the phases main-phase,
- * refresh-phase and sweep. This file is the entry and the watchdog.
+ * Modules (bench/suite/): options (flags), workloads (requests), auth (the
+ * protected routes' config and credentials), probes (answer checks), servers
+ * (start-up, runtimes), threads (per-thread CPU and memory), measure (one
+ * run), summary (medians, ratios), targets, tables, environment, report
+ * (files, console), and the phases main-phase, refresh-phase and sweep. This file is the entry and the watchdog.
  */
 import { killAll } from './harness.js';
 import { mainPhase } from './suite/main-phase.js';
@@ -44,6 +46,7 @@ import { printSummary, writeOutputs } from './suite/report.js';
 import { GATEWAY_READY_TIMEOUT_MS, resolveRuntime } from './suite/servers.js';
 import { describe } from './suite/environment.js';
 import { sweep } from './suite/sweep.js';
+import { VARIANTS } from './suite/workloads.js';
 
 export type { Preset } from './suite/options.js';
 
@@ -54,7 +57,8 @@ function budgetSec(o: Options): number {
   if (o.sweep) return o.repeats * (2 * perRun + o.combos.length * (2 * perRun + startSec)) + 60;
   const runtimes = o.compareNode === undefined ? 1 : 2;
   const targetsPer: Record<string, number> = { list5: 1 + runtimes, list50: 1 + runtimes, call: 2 + 2 * runtimes, initialize: 1 + runtimes, mixed: runtimes, refresh: 4 };
-  const runs = o.workloads.reduce((a, w) => a + (targetsPer[w] ?? 0), 0);
+  // A variant row (…-modern, …-auth, …-jwt) is one gateway target per runtime.
+  const runs = o.workloads.reduce((a, w) => a + (targetsPer[w] ?? (VARIANTS[w] !== undefined ? runtimes : 0)), 0);
   // Each idle refresh run may wait ≤ 5 s for the swaps to stop.
   const settle = o.workloads.includes('refresh') ? 2 * 5 : 0;
   return o.repeats * (runs * perRun + settle) + (runtimes + 1) * startSec + 60;

@@ -2,18 +2,23 @@
  * The main phase: the gateway (on each runtime of the run) against the bare
  * uWS server, the echo Tool Service alone, the inline single-threaded
  * gateway and the MCP SDK's stateless server, all started before any load,
- * probed for correct answers, then measured interleaved.
+ * probed for correct answers, then measured interleaved. The variant rows
+ * (2026-07-28 requests, routes behind an API key or a JWT) are measured right
+ * after the legacy / open-route row they are divided by.
  */
 import { toolsListResultBytes } from '../catalog.js';
+import { scratch } from '../harness.js';
 import { DEFAULTS } from '../../src/shared/config/defaults.js';
 import { recordIdleRss, probeTargets, runInterleaved, type Role, type RunState, type ServerKind, type Target } from './measure.js';
 import type { Options } from './options.js';
-import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, probeOne, send, type Check } from './probes.js';
+import { benchAuth, JWT_ROUTE, KEY_ROUTE, VARIANT_NOTE, type BenchAuth } from './auth.js';
+import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, checkModernCall, checkModernList, checkStatus, probeOne, send, type Check } from './probes.js';
 import { gatewayConfig, startGateway, startNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
 import { readThreadReports } from './threads.js';
-import { echoCallBodies, initBody, listBody, MCP_HEADERS, MIXED_NOTE, MIXED_ROUTES, mixedRequests, routeName, routeSize, toolNames, type WorkloadId } from './workloads.js';
+import { echoCallBodies, initBody, listBody, MCP_HEADERS, MIXED_NOTE, MIXED_ROUTES, mixedRequests, modernHeaders, modernListBody, routeName, routeSize, toolNames, VARIANTS, type WorkloadId } from './workloads.js';
 
-const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'call', 'initialize', 'mixed'];
+const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'list50-modern', 'list50-auth', 'list50-jwt', 'call', 'call-modern', 'call-auth', 'call-jwt', 'initialize', 'mixed'];
+const AUTH_WORKLOADS: WorkloadId[] = ['list50-auth', 'list50-jwt', 'call-auth', 'call-jwt'];
 
 /** A server of this phase and how its rows are named. */
 interface Entry<S extends Started = Started> {
@@ -60,13 +65,16 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     list5: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=5' }],
   };
   for (let i = 0; i < MIXED_ROUTES; i++) routes[routeName('r', i)] = [{ id: 'echo', baseUrl: echoUrl, manifestPath: `/manifest?tools=${routeSize(i)}&route=${routeName('r', i)}` }];
+  // Auth only when its rows run: with any route protected, every request pays the "is this route protected" step.
+  const auth: BenchAuth | undefined = AUTH_WORKLOADS.some((w) => wanted.has(w)) ? await benchAuth(scratch()) : undefined;
+  if (auth !== undefined) for (const r of [KEY_ROUTE, JWT_ROUTE]) routes[r] = routes.bench ?? [];
 
   const gateways: Array<Entry<StartedGateway>> = [];
   const comparators: Entry[] = [];
   for (const [i, runtime] of runtimes.entries()) {
     const suffix = i === 0 ? '' : `-${i + 1}`;
     const key = `gateway${suffix}`;
-    const gw = await tryStart(state, key, GATEWAY_WORKLOADS, () => startGateway(key, runtime, (port) => gatewayConfig(port, routes, o)));
+    const gw = await tryStart(state, key, GATEWAY_WORKLOADS, () => startGateway(key, runtime, (port) => gatewayConfig(port, routes, o, undefined, auth?.config)));
     if (gw !== undefined) gateways.push({ started: gw, kind: 'gateway', key, name: `gateway${runtime.tag}`, runtime });
     if (!wantCall) continue;
     const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
@@ -86,8 +94,11 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
 
   const base = { method: 'POST' as const, headers: MCP_HEADERS, connections: o.connections, durationSec: o.durationSec };
   const targets: Target[] = [];
-  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; upstream?: boolean; threadDir?: string }): void => {
-    const load = { ...base, url: t.url, body: t.body };
+  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; headers?: Record<string, string>; credential?: Record<string, string>; upstream?: boolean; threadDir?: string }): void => {
+    const headers = { ...(t.headers ?? MCP_HEADERS), ...t.credential };
+    const load = { ...base, url: t.url, body: t.body, headers };
+    // A protected route's row must measure the credential check: without the credential the same request is 401.
+    const refusal = t.credential !== undefined ? { ...load, headers: t.headers ?? MCP_HEADERS } : undefined;
     targets.push({
       workload: t.workload,
       role: t.role,
@@ -99,7 +110,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
       load,
       ...(t.upstream === true ? { upstream: echo.server } : {}),
       ...(t.threadDir !== undefined ? { threadDir: t.threadDir } : {}),
-      probe: () => probeOne(t.url, load, t.check),
+      probe: async () => (await probeOne(t.url, load, t.check)) ?? (refusal !== undefined ? await probeOne(t.url, refusal, checkStatus(401)) : undefined),
     });
   };
   const baseEntry = (s: Started, kind: ServerKind, key: string, name: string): Entry => ({ started: s, kind, key, name, runtime: primary });
@@ -116,17 +127,28 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   for (const g of gateways) {
     const gw = { entry: g, role: 'gateway' as const, threadDir: g.started.threadDir };
     if (wanted.has('list5')) add({ ...gw, workload: 'list5', url: local(g.started, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
-    if (wanted.has('list50')) add({ ...gw, workload: 'list50', url: local(g.started, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
-    if (wantCall) add({ ...gw, workload: 'call', url: local(g.started, '/mcp/bench'), body: call.mcp, check: checkGatewayCall, upstream: true });
+    const list50 = { ...gw, url: local(g.started, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) };
+    if (wanted.has('list50')) add({ ...list50, workload: 'list50' });
+    if (wanted.has('list50-modern')) add({ ...list50, workload: 'list50-modern', body: modernListBody, headers: modernHeaders('tools/list'), check: checkModernList(toolNames(50)) });
+    if (auth !== undefined && wanted.has('list50-auth')) add({ ...list50, workload: 'list50-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
+    if (auth !== undefined && wanted.has('list50-jwt')) add({ ...list50, workload: 'list50-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
+    const echoCall = { ...gw, url: local(g.started, '/mcp/bench'), body: call.mcp, check: checkGatewayCall, upstream: true };
+    if (wantCall) add({ ...echoCall, workload: 'call' });
+    if (wanted.has('call-modern')) add({ ...echoCall, workload: 'call-modern', body: call.modern, headers: modernHeaders('tools/call', call.name), check: checkModernCall });
+    if (auth !== undefined && wanted.has('call-auth')) add({ ...echoCall, workload: 'call-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
+    if (auth !== undefined && wanted.has('call-jwt')) add({ ...echoCall, workload: 'call-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
     if (wanted.has('initialize')) add({ ...gw, workload: 'initialize', url: local(g.started, '/mcp/bench'), body: initBody, check: checkInitialize });
     if (wanted.has('mixed')) targets.push(mixedTarget(g, echo, base, gw.threadDir));
   }
   if (wanted.has('mixed') && gateways.length > 0) state.notes.push(MIXED_NOTE);
+  if (o.workloads.some((w) => VARIANTS[w] !== undefined) && gateways.length > 0) state.notes.push(VARIANT_NOTE);
+  if (auth !== undefined) state.notes.push(`Auth is configured on this run's gateway (routes ${KEY_ROUTE}, ${JWT_ROUTE}), so every request, on open routes too, passes the auth step's route lookup.`);
 
   const first = gateways[0];
   if (first !== undefined) {
     const size = Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: MCP_HEADERS, body: listBody })).text);
-    state.notes.push(`tools/list · 50 tools answer: ${size} bytes from the gateway, ${toolsListResultBytes(50) + Buffer.byteLength('{"jsonrpc":"2.0","id":1,"result":}')} bytes from bare uWS.`);
+    const modern = wanted.has('list50-modern') ? `, ${Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: modernHeaders('tools/list'), body: modernListBody })).text)} bytes as 2026-07-28` : '';
+    state.notes.push(`tools/list · 50 tools answer: ${size} bytes from the gateway${modern}, ${toolsListResultBytes(50) + Buffer.byteLength('{"jsonrpc":"2.0","id":1,"result":}')} bytes from bare uWS.`);
   }
   try {
     const ok = await probeTargets(targets, state);

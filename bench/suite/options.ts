@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { WORKLOADS, type WorkloadId } from './workloads.js';
+import { VARIANTS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 /** `full` is `npm run bench`, `quick` is `npm run bench:quick`. */
 export type Preset = 'full' | 'quick';
@@ -42,7 +42,8 @@ export const USAGE = `usage: node dist/bench/run.js [options]   (quick: node dis
   --repeats N       interleaved repeats, medians reported (BENCH_REPEATS, default 3; quick 1)
   --acceptors N     gateway workers.acceptors (BENCH_ACCEPTORS, default: the gateway's default)
   --shards M        gateway workers.shards (BENCH_SHARDS, default: the gateway's default)
-  --only LIST       workloads, comma-separated: ${WORKLOADS.join(',')} (quick: list50,call)
+  --only LIST       workloads, comma-separated: ${WORKLOADS.join(',')} (quick: list50,call);
+                    a variant (…-modern, …-auth, …-jwt) also runs the row it is divided by (list50 or call)
   --node PATH       Node binary the servers run on (MCP_BENCH_NODE; default: this bench's node)
   --compare-node PATH
                     also run the gateway and the inline gateway on this Node binary, in the
@@ -81,11 +82,14 @@ function parseCombos(raw: string | undefined): Combo[] {
 
 function parseWorkloads(raw: string | undefined): WorkloadId[] {
   if (raw === undefined) return [...WORKLOADS];
-  return raw.split(',').map((w) => {
+  const chosen = raw.split(',').map((w) => {
     const id = w.trim() as WorkloadId;
     if (!WORKLOADS.includes(id)) throw new Error(`--only: unknown workload ${JSON.stringify(w)} (known: ${WORKLOADS.join(', ')})`);
     return id;
   });
+  // A variant's ratios need its reference row measured in the same run.
+  const refs = chosen.map((w) => VARIANTS[w]?.of).filter((w): w is WorkloadId => w !== undefined);
+  return WORKLOADS.filter((w) => chosen.includes(w) || refs.includes(w));
 }
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s.trim() === '' ? undefined : s.trim());

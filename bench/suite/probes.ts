@@ -93,3 +93,23 @@ export const checkStatus =
   (status: number): Check =>
   (a) =>
     a.status === status ? undefined : `expected HTTP ${status}`;
+
+/** The 2026-07-28 result envelope every modern answer carries (ADR-0014): `resultType` and the server's identity. */
+const checkModernResult = (result: unknown): string | undefined => {
+  const r = result as { resultType?: unknown; _meta?: Record<string, unknown> } | undefined;
+  if (r?.resultType !== 'complete') return 'result.resultType is not "complete"';
+  return r._meta?.['io.modelcontextprotocol/serverInfo'] === undefined ? 'no result._meta serverInfo' : undefined;
+};
+
+/** A 2026-07-28 `tools/list` answer: complete, these tool names, `ttlMs` and `cacheScope`. */
+export const checkModernList =
+  (names: string[]): Check =>
+  (a) => {
+    const r = (a.json as { result?: { ttlMs?: unknown; cacheScope?: unknown } } | undefined)?.result;
+    const problem = checkList(names)(a) ?? checkModernResult(r);
+    if (problem !== undefined) return problem;
+    return typeof r?.ttlMs === 'number' && typeof r.cacheScope === 'string' ? undefined : 'no result.ttlMs / cacheScope';
+  };
+
+/** A 2026-07-28 `tools/call` answer: complete and a successful CallToolResult. */
+export const checkModernCall: Check = (a) => checkGatewayCall(a) ?? checkModernResult((a.json as { result?: unknown } | undefined)?.result);

@@ -11,10 +11,10 @@ import type { RunState } from './measure.js';
 import type { Options } from './options.js';
 import { fromBench } from './servers.js';
 import { allSummaries, type Summary } from './summary.js';
-import { callTable, rawTable, summaryTable, threadCpuTables, threadMemoryTable } from './tables.js';
+import { callTable, rawTable, summaryTable, threadCpuTables, threadMemoryTable, variantTable } from './tables.js';
 import { targetChecks, targetsText } from './targets.js';
 import { sweepTable } from './sweep.js';
-import { WORKLOADS, type WorkloadId } from './workloads.js';
+import { VARIANTS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 const resultsDir = (): string => fromBench('../../bench/results/');
 const chartFile = (): string => fromBench('../../docs/bench/latest.svg');
@@ -41,10 +41,11 @@ function perThreadSection(summaries: Summary[], state: RunState): string[] {
 
 function chart(o: Options, state: RunState, summaries: Summary[], date: string): string {
   const primary = (w: WorkloadId): Summary[] => summaries.filter((s) => s.workload === w);
-  const shortLabel: Record<WorkloadId, string> = { list5: 'tools/list · 5 tools', list50: 'tools/list · 50 tools', call: 'tools/call', initialize: 'initialize', mixed: 'mixed · 40 routes', refresh: 'tools/list under refresh' };
-  const baseName: Record<WorkloadId, string> = { list5: 'bare uWS', list50: 'bare uWS', call: 'service', initialize: 'bare uWS', mixed: '', refresh: 'idle' };
+  const shortLabel: Partial<Record<WorkloadId, string>> = { list5: 'tools/list · 5 tools', list50: 'tools/list · 50 tools', call: 'tools/call', initialize: 'initialize', mixed: 'mixed · 40 routes', refresh: 'tools/list under refresh' };
+  const baseName: Partial<Record<WorkloadId, string>> = { list5: 'bare uWS', list50: 'bare uWS', call: 'service', initialize: 'bare uWS', mixed: '', refresh: 'idle' };
   const groups: ChartGroup[] = [];
-  for (const w of WORKLOADS) {
+  // One group per request kind keeps the fixed-width chart readable; the variant rows are in the tables.
+  for (const w of WORKLOADS.filter((x) => VARIANTS[x] === undefined)) {
     const rows = primary(w);
     const b = rows.find((s) => s.role === 'baseline');
     const gateways = rows.filter((s) => s.role === 'gateway');
@@ -52,8 +53,8 @@ function chart(o: Options, state: RunState, summaries: Summary[], date: string):
     const refs = [...rows.filter((s) => s.role === 'reference'), ...gateways.slice(1)];
     if (b === undefined && g === undefined) continue;
     groups.push({
-      label: shortLabel[w],
-      ...(b !== undefined ? { baseline: b, baselineLabel: baseName[w] } : {}),
+      label: shortLabel[w] ?? w,
+      ...(b !== undefined ? { baseline: b, baselineLabel: baseName[w] ?? 'base' } : {}),
       ...(refs.length > 0 ? { references: refs.map((r) => ({ label: r.kind === 'gateway' ? r.runtime : r.kind, value: r })) } : {}),
       ...(g !== undefined ? { gateway: g, gatewayLabel: w === 'refresh' ? 'churning' : 'gateway' } : {}),
       ...(g?.ratios !== undefined ? { ratios: g.ratios } : {}),
@@ -89,6 +90,7 @@ export function writeOutputs(o: Options, state: RunState, partial: boolean): str
   const threadMemory = Object.fromEntries(state.threadMemory);
   writeFileSync(json, `${JSON.stringify({ ...meta, summaries, targets: checks, threadMemory, notes: state.notes, skipped: Object.fromEntries(state.skipped), runs: state.runs }, null, 2)}\n`);
   const call = callTable(summaries);
+  const variants = variantTable(summaries);
   writeFileSync(
     md,
     [
@@ -96,6 +98,7 @@ export function writeOutputs(o: Options, state: RunState, partial: boolean): str
       summaryTable(summaries),
       '',
       ...(call !== undefined ? ['## tools/call against the Tool Service, the inline gateway and the SDK server', '', call, ''] : []),
+      ...(variants !== undefined ? ['## Protocol era and auth: the same gateway, one change to the request', '', variants, ''] : []),
       ...perThreadSection(summaries, state),
       '## Targets',
       '',
@@ -132,6 +135,8 @@ export function printSummary(o: Options, state: RunState): void {
   console.log(summaryTable(summaries));
   const call = callTable(summaries);
   if (call !== undefined) console.log(`\ntools/call against its comparators:\n${call}`);
+  const variants = variantTable(summaries);
+  if (variants !== undefined) console.log(`\nprotocol era and auth, against the same gateway's reference rows:\n${variants}`);
   for (const line of perThreadSection(summaries, state).slice(1)) console.log(line);
   for (const n of state.notes) console.log(`- ${n}`);
   for (const [k, v] of state.skipped) console.log(`- skipped ${k}: ${v}`);

@@ -58,8 +58,8 @@ export interface StartedGateway extends Started {
   threadDir: string | undefined;
 }
 
-/** The gateway's config: static routes, log level warn, optional layout and refresh interval. */
-export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[]>, o: { acceptors: number | undefined; shards: number | undefined }, refreshIntervalMs?: number): object {
+/** The gateway's config: static routes, log level warn, optional layout, refresh interval and `auth` section. */
+export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[]>, o: { acceptors: number | undefined; shards: number | undefined }, refreshIntervalMs?: number, auth?: object): object {
   const workers: Record<string, number> = {};
   if (o.acceptors !== undefined) workers.acceptors = o.acceptors;
   if (o.shards !== undefined) workers.shards = o.shards;
@@ -72,6 +72,7 @@ export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[
       ...(refreshIntervalMs !== undefined ? { refreshIntervalMs } : {}),
     },
     log: { level: 'warn' },
+    ...(auth !== undefined ? { auth } : {}),
   };
 }
 

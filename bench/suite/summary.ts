@@ -1,12 +1,14 @@
 /**
  * From runs to rows: medians over repeats per server and workload, and the
  * ratios the report and the targets read — each the median over repeats of
- * (row ÷ reference) within one repeat, both measured back to back.
+ * (row ÷ reference) within one repeat, both measured back to back. A variant
+ * workload's rows (workloads.ts `VARIANTS`) divide by the baseline of the
+ * workload they vary and also by that workload's row of the same server.
  */
 import { median } from '../harness.js';
 import { mean, mib } from './format.js';
 import type { Role, Run, RunState, ServerKind } from './measure.js';
-import { WORKLOADS } from './workloads.js';
+import { baseWorkload, VARIANTS, WORKLOADS, type WorkloadId } from './workloads.js';
 
 /** Row ÷ reference, per metric. */
 export interface Ratios {
@@ -50,6 +52,8 @@ export interface Summary {
   extra: Record<string, number>;
   /** Against the workload's baseline (bare uWS, the Tool Service alone, the idle gateway). */
   ratios?: Ratios;
+  /** Variant workloads: against the same server's row of the workload it varies (legacy request, auth off). */
+  variantRatios?: Ratios;
   /** Against the inline single-threaded gateway on the same runtime (tools/call rows). */
   inlineRatios?: Ratios;
   /** Peak RSS ÷ the SDK server's peak RSS in the same workload. */
@@ -121,8 +125,12 @@ export function summarize(runs: Run[], workload: string, key: string, idleRssKb:
     extra: Object.fromEntries(extraKeys.map((k) => [k, med((r) => r.extra?.[k] ?? Number.NaN)])),
   };
   if (first.role !== 'baseline') {
-    const base = ratiosAgainst(mine, runs.filter((r) => r.workload === workload && r.role === 'baseline'));
+    const baseOf = baseWorkload(workload);
+    const base = ratiosAgainst(mine, runs.filter((r) => r.workload === baseOf && r.role === 'baseline'));
     if (base !== undefined) s.ratios = base;
+    const variantOf = VARIANTS[workload as WorkloadId]?.of;
+    const ref = variantOf === undefined ? undefined : ratiosAgainst(mine, runs.filter((r) => r.workload === variantOf && r.key === key));
+    if (ref !== undefined) s.variantRatios = ref;
     if (first.kind !== 'inline') {
       const inline = runs.filter((r) => r.workload === workload && r.kind === 'inline');
       const sameRuntime = inline.filter((r) => r.runtime === first.runtime);

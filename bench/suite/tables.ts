@@ -1,12 +1,13 @@
 /**
  * The report's markdown tables: every row, the tools/call comparison, the
- * gateway's CPU and memory per thread, and every run.
+ * variant rows against their references, the gateway's CPU and memory per
+ * thread, and every run.
  */
 import { fmt, mib, ratioText } from './format.js';
 import type { Run, ThreadMemory } from './measure.js';
 import type { Summary } from './summary.js';
 import type { ThreadReport } from './threads.js';
-import { WORKLOAD_LABEL, type WorkloadId } from './workloads.js';
+import { VARIANTS, WORKLOAD_LABEL, type WorkloadId } from './workloads.js';
 
 const label = (w: string): string => WORKLOAD_LABEL[w as WorkloadId] ?? w;
 
@@ -72,6 +73,36 @@ export function callTable(summaries: Summary[]): string | undefined {
       s.kind === 'sdk' ? 'base' : ratioText(s.rssVsSdk),
       fmt(s.upstreamMicrosPerReq, 1),
     ]),
+  );
+}
+
+/**
+ * The variant rows (2026-07-28 requests, protected routes) against their
+ * reference row of the same gateway in the same run: the era's and the
+ * credential check's cost as ratios ("auth on ÷ auth off").
+ */
+export function variantTable(summaries: Summary[]): string | undefined {
+  const rows = summaries.filter((s) => s.variantRatios !== undefined);
+  if (rows.length === 0) return undefined;
+  const header = ['workload', 'server', 'divided by', 'CPU µs/req', 'CPU ÷ ref', 'req/s', 'req/s ÷ ref', 'p99 ms', 'p99 ÷ ref', 'CPU ÷ base'];
+  return table(
+    header,
+    3,
+    rows.map((s) => {
+      const v = VARIANTS[s.workload as WorkloadId];
+      return [
+        label(s.workload),
+        s.server,
+        v === undefined ? '–' : `${label(v.of)}, ${v.reference}`,
+        fmt(s.cpuMicrosPerReq, 1),
+        ratioText(s.variantRatios?.cpuMicrosPerReq),
+        fmt(s.reqPerSec, 0),
+        ratioText(s.variantRatios?.reqPerSec),
+        fmt(s.p99Ms, 2),
+        ratioText(s.variantRatios?.p99Ms),
+        ratioText(s.ratios?.cpuMicrosPerReq),
+      ];
+    }),
   );
 }
 

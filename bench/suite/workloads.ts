@@ -7,7 +7,7 @@ import type { LoadRequest } from '../harness.js';
 import { checkGatewayCall, checkInitialize, checkList, checkRpcError, checkStatus, type Check } from './probes.js';
 
 /** Workloads of the full run, in table order. */
-export const WORKLOADS = ['list5', 'list50', 'call', 'initialize', 'mixed', 'refresh'] as const;
+export const WORKLOADS = ['list5', 'list50', 'list50-modern', 'list50-auth', 'list50-jwt', 'call', 'call-modern', 'call-auth', 'call-jwt', 'initialize', 'mixed', 'refresh'] as const;
 /** One workload id. */
 export type WorkloadId = (typeof WORKLOADS)[number];
 
@@ -15,11 +15,43 @@ export type WorkloadId = (typeof WORKLOADS)[number];
 export const WORKLOAD_LABEL: Record<WorkloadId, string> = {
   list5: 'tools/list · 5 tools',
   list50: 'tools/list · 50 tools',
+  'list50-modern': 'tools/list · 50 tools · MCP 2026-07-28',
+  'list50-auth': 'tools/list · 50 tools · API key',
+  'list50-jwt': 'tools/list · 50 tools · JWT',
   call: 'tools/call · echo tool',
+  'call-modern': 'tools/call · echo tool · MCP 2026-07-28',
+  'call-auth': 'tools/call · echo tool · API key',
+  'call-jwt': 'tools/call · echo tool · JWT',
   initialize: 'initialize',
   mixed: 'mixed · 40 routes',
   refresh: 'tools/list · 50 tools under refresh',
 };
+
+/**
+ * A workload that is another one's request changed in one respect, sent to
+ * the same gateway in the same run: its rows take their baseline from `of`
+ * (bare uWS, the Tool Service alone) and are also divided by `of`'s row of
+ * the same gateway — the cost of the era or of the credential check. Selecting
+ * it selects `of` too.
+ */
+export interface Variant {
+  of: WorkloadId;
+  /** What `of`'s row is, for the report: "legacy request", "auth off". */
+  reference: string;
+}
+
+/** The variant workloads and what each is compared with. */
+export const VARIANTS: Partial<Record<WorkloadId, Variant>> = {
+  'list50-modern': { of: 'list50', reference: 'legacy request' },
+  'list50-auth': { of: 'list50', reference: 'auth off' },
+  'list50-jwt': { of: 'list50', reference: 'auth off' },
+  'call-modern': { of: 'call', reference: 'legacy request' },
+  'call-auth': { of: 'call', reference: 'auth off' },
+  'call-jwt': { of: 'call', reference: 'auth off' },
+};
+
+/** The workload whose baseline rows `w`'s rows are divided by (itself unless a variant). */
+export const baseWorkload = (w: string): string => VARIANTS[w as WorkloadId]?.of ?? w;
 
 /** Routes of the mixed load. */
 export const MIXED_ROUTES = 40;
@@ -58,6 +90,24 @@ let nextId = 1;
 export const rpc = (method: string, params?: unknown): string => JSON.stringify({ jsonrpc: '2.0', id: nextId++ % 1000, method, ...(params !== undefined ? { params } : {}) });
 /** `tools/list`, id 1 (the bare uWS baseline answers id 1). */
 export const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+/** The MCP revision of the modern-era rows (ADR-0014). */
+export const MODERN_VERSION = '2026-07-28';
+/** `_meta` of every 2026-07-28 request, as the SDK v2 client sends it (docs/contracts/mcp-endpoint.md §8.2 rule 3). */
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'agent-builder-bench', version: '1.0.0' },
+};
+/** Headers of a 2026-07-28 request: the era, `Mcp-Method` and, for `tools/call`, `Mcp-Name` (§8.2 rules 5–6). */
+export const modernHeaders = (method: string, name?: string): Record<string, string> => ({
+  ...MCP_HEADERS,
+  'mcp-protocol-version': MODERN_VERSION,
+  'mcp-method': method,
+  ...(name !== undefined ? { 'mcp-name': name } : {}),
+});
+/** 2026-07-28 `tools/list`, id 1, as docs/contracts/examples/mcp/modern-tools-list.json sends it (plus clientInfo). */
+export const modernListBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } });
+
 /** `initialize` as an Agent Builder client sends it. */
 export const initBody = JSON.stringify({
   jsonrpc: '2.0',
@@ -73,14 +123,16 @@ export function echoTool(): ManifestTool {
   return tool;
 }
 
-/** The `tools/call` row's bodies: to an MCP server, and straight to the Tool Service. */
-export function echoCallBodies(): { mcp: string; direct: string; path: string } {
+/** The `tools/call` row's bodies: to an MCP server (legacy and 2026-07-28), and straight to the Tool Service. */
+export function echoCallBodies(): { mcp: string; modern: string; direct: string; path: string; name: string } {
   const tool = echoTool();
   const args = sampleArguments(tool.inputSchema);
   return {
     mcp: rpc('tools/call', { name: tool.name, arguments: args }),
+    modern: rpc('tools/call', { name: tool.name, arguments: args, _meta: MODERN_META }),
     direct: JSON.stringify({ name: tool.name, version: tool.version, arguments: args }),
     path: tool.execution.path,
+    name: tool.name,
   };
 }
 
