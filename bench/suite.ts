@@ -61,7 +61,9 @@ function budgetSec(o: Options): number {
   const runs = o.workloads.reduce((a, w) => a + (targetsPer[w] ?? (VARIANTS[w] !== undefined ? runtimes : 0)), 0);
   // Each idle refresh run may wait ≤ 5 s for the swaps to stop.
   const settle = o.workloads.includes('refresh') ? 2 * 5 : 0;
-  return o.repeats * (runs * perRun + settle) + (runtimes + 1) * startSec + 60;
+  // The auth rows' own gateway is one more start.
+  const gateways = runtimes + 1 + (o.workloads.some((w) => w.endsWith('-auth') || w.endsWith('-jwt')) ? 1 : 0);
+  return o.repeats * (runs * perRun + settle) + gateways * startSec + 60;
 }
 
 /** Entry point of bench/run.ts and bench/quick.ts. */

@@ -66,7 +66,7 @@ export async function benchAuth(dir: string): Promise<BenchAuth> {
 
 /** The auth and era rows' description for the report's notes. */
 export const VARIANT_NOTE =
-  'Variant rows (same gateway, same run, each also divided by its reference row of the same gateway): ' +
+  "Variant rows (same run, each also divided by its reference row: the same gateway's for the 2026-07-28 rows, the auth-free gateway's for the auth rows): " +
   '"MCP 2026-07-28" sends the legacy row\'s request as a 2026-07-28 client does (MCP-Protocol-Version: 2026-07-28, Mcp-Method, Mcp-Name for tools/call, ' +
   '_meta with protocolVersion, clientCapabilities and clientInfo), reference: the legacy request. ' +
   `"API key" / "JWT" send it to route ${KEY_ROUTE} / ${JWT_ROUTE} (the same 50-tool catalog as route bench) protected by an auth policy with one rule allowing every tool and no rate limit — ` +

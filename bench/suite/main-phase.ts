@@ -19,6 +19,8 @@ import { echoCallBodies, initBody, listBody, MCP_HEADERS, MIXED_NOTE, MIXED_ROUT
 
 const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'list50-modern', 'list50-auth', 'list50-jwt', 'call', 'call-modern', 'call-auth', 'call-jwt', 'initialize', 'mixed'];
 const AUTH_WORKLOADS: WorkloadId[] = ['list50-auth', 'list50-jwt', 'call-auth', 'call-jwt'];
+/** Server key of the gateway the auth rows run on. */
+const AUTH_KEY = 'gateway-auth';
 
 /** A server of this phase and how its rows are named. */
 interface Entry<S extends Started = Started> {
@@ -65,17 +67,23 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     list5: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=5' }],
   };
   for (let i = 0; i < MIXED_ROUTES; i++) routes[routeName('r', i)] = [{ id: 'echo', baseUrl: echoUrl, manifestPath: `/manifest?tools=${routeSize(i)}&route=${routeName('r', i)}` }];
-  // Auth only when its rows run: with any route protected, every request pays the "is this route protected" step.
+  // Auth rows run on a second gateway of the primary runtime that has auth configured: with any route
+  // protected, every request pays the "is this route protected" step, and the other rows measure the default.
   const auth: BenchAuth | undefined = AUTH_WORKLOADS.some((w) => wanted.has(w)) ? await benchAuth(scratch()) : undefined;
-  if (auth !== undefined) for (const r of [KEY_ROUTE, JWT_ROUTE]) routes[r] = routes.bench ?? [];
+  const authRoutes: Record<string, ServiceEntry[]> = { ...routes, [KEY_ROUTE]: routes.bench ?? [], [JWT_ROUTE]: routes.bench ?? [] };
 
   const gateways: Array<Entry<StartedGateway>> = [];
+  let authGateway: Entry<StartedGateway> | undefined;
   const comparators: Entry[] = [];
   for (const [i, runtime] of runtimes.entries()) {
     const suffix = i === 0 ? '' : `-${i + 1}`;
     const key = `gateway${suffix}`;
-    const gw = await tryStart(state, key, GATEWAY_WORKLOADS, () => startGateway(key, runtime, (port) => gatewayConfig(port, routes, o, undefined, auth?.config)));
+    const gw = await tryStart(state, key, GATEWAY_WORKLOADS, () => startGateway(key, runtime, (port) => gatewayConfig(port, routes, o)));
     if (gw !== undefined) gateways.push({ started: gw, kind: 'gateway', key, name: `gateway${runtime.tag}`, runtime });
+    if (i === 0 && auth !== undefined) {
+      const ga = await tryStart(state, AUTH_KEY, AUTH_WORKLOADS, () => startGateway(AUTH_KEY, runtime, (port) => gatewayConfig(port, authRoutes, o, undefined, auth.config)));
+      if (ga !== undefined) authGateway = { started: ga, kind: 'gateway', key: AUTH_KEY, name: `gateway, auth configured${runtime.tag}`, runtime };
+    }
     if (!wantCall) continue;
     const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
     if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
@@ -86,6 +94,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     const sdk = await tryStart(state, 'sdk', ['call'], () => startNodeServer('sdk-server', 'sdk-server.js', upstreamArgs(1), primary));
     if (sdk !== undefined) comparators.push({ started: sdk, kind: 'sdk', key: 'sdk', name: `MCP SDK stateless server${primary.tag}`, runtime: primary });
   }
+  if (authGateway !== undefined) gateways.push(authGateway);
   all.push(...gateways.map((g) => g.started), ...comparators.map((c) => c.started));
   const bases: Array<[string, Started]> = [['echo', echo], ['bare-0', bare0], ['bare-5', bare5], ['bare-50', bare50]];
   for (const [key, s] of bases) recordIdleRss(state, key, s.server.pid);
@@ -94,7 +103,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
 
   const base = { method: 'POST' as const, headers: MCP_HEADERS, connections: o.connections, durationSec: o.durationSec };
   const targets: Target[] = [];
-  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; headers?: Record<string, string>; credential?: Record<string, string>; upstream?: boolean; threadDir?: string }): void => {
+  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; headers?: Record<string, string>; credential?: Record<string, string>; upstream?: boolean; threadDir?: string; refKey?: string }): void => {
     const headers = { ...(t.headers ?? MCP_HEADERS), ...t.credential };
     const load = { ...base, url: t.url, body: t.body, headers };
     // A protected route's row must measure the credential check: without the credential the same request is 401.
@@ -104,6 +113,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
       role: t.role,
       kind: t.entry.kind,
       key: t.entry.key,
+      ...(t.refKey !== undefined ? { refKey: t.refKey } : {}),
       serverName: t.entry.name,
       runtime: t.entry.runtime,
       server: t.entry.started.server,
@@ -124,25 +134,34 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     for (const c of comparators) add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true });
   }
   if (wanted.has('initialize')) add({ workload: 'initialize', role: 'baseline', entry: baseEntry(bare0, 'bare', 'bare-0', 'bare uWS'), url: local(bare0, '/mcp/init'), body: initBody, check: checkAnyJson });
+  const primaryKey = gateways[0]?.key;
   for (const g of gateways) {
     const gw = { entry: g, role: 'gateway' as const, threadDir: g.started.threadDir };
-    if (wanted.has('list5')) add({ ...gw, workload: 'list5', url: local(g.started, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
     const list50 = { ...gw, url: local(g.started, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) };
+    const echoCall = { ...gw, url: local(g.started, '/mcp/bench'), body: call.mcp, check: checkGatewayCall, upstream: true };
+    if (g === authGateway) {
+      // Divided by the primary gateway's (no auth configured) list50 / call rows.
+      const ref = primaryKey !== undefined && primaryKey !== g.key ? { refKey: primaryKey } : {};
+      if (auth === undefined) continue;
+      if (wanted.has('list50-auth')) add({ ...list50, ...ref, workload: 'list50-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
+      if (wanted.has('list50-jwt')) add({ ...list50, ...ref, workload: 'list50-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
+      if (wanted.has('call-auth')) add({ ...echoCall, ...ref, workload: 'call-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
+      if (wanted.has('call-jwt')) add({ ...echoCall, ...ref, workload: 'call-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
+      continue;
+    }
+    if (wanted.has('list5')) add({ ...gw, workload: 'list5', url: local(g.started, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
     if (wanted.has('list50')) add({ ...list50, workload: 'list50' });
     if (wanted.has('list50-modern')) add({ ...list50, workload: 'list50-modern', body: modernListBody, headers: modernHeaders('tools/list'), check: checkModernList(toolNames(50)) });
-    if (auth !== undefined && wanted.has('list50-auth')) add({ ...list50, workload: 'list50-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
-    if (auth !== undefined && wanted.has('list50-jwt')) add({ ...list50, workload: 'list50-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
-    const echoCall = { ...gw, url: local(g.started, '/mcp/bench'), body: call.mcp, check: checkGatewayCall, upstream: true };
     if (wantCall) add({ ...echoCall, workload: 'call' });
     if (wanted.has('call-modern')) add({ ...echoCall, workload: 'call-modern', body: call.modern, headers: modernHeaders('tools/call', call.name), check: checkModernCall });
-    if (auth !== undefined && wanted.has('call-auth')) add({ ...echoCall, workload: 'call-auth', url: local(g.started, `/mcp/${KEY_ROUTE}`), credential: auth.keyHeaders });
-    if (auth !== undefined && wanted.has('call-jwt')) add({ ...echoCall, workload: 'call-jwt', url: local(g.started, `/mcp/${JWT_ROUTE}`), credential: auth.jwtHeaders });
     if (wanted.has('initialize')) add({ ...gw, workload: 'initialize', url: local(g.started, '/mcp/bench'), body: initBody, check: checkInitialize });
     if (wanted.has('mixed')) targets.push(mixedTarget(g, echo, base, gw.threadDir));
   }
   if (wanted.has('mixed') && gateways.length > 0) state.notes.push(MIXED_NOTE);
   if (o.workloads.some((w) => VARIANTS[w] !== undefined) && gateways.length > 0) state.notes.push(VARIANT_NOTE);
-  if (auth !== undefined) state.notes.push(`Auth is configured on this run's gateway (routes ${KEY_ROUTE}, ${JWT_ROUTE}), so every request, on open routes too, passes the auth step's route lookup.`);
+  if (authGateway !== undefined) {
+    state.notes.push(`The auth rows run on a second gateway (${AUTH_KEY}) with auth configured (routes ${KEY_ROUTE}, ${JWT_ROUTE}); their "÷ ref" divides by the first gateway's row, which has no auth configured.`);
+  }
 
   const first = gateways[0];
   if (first !== undefined) {

@@ -24,6 +24,8 @@ export interface Run extends MeasureResult {
   kind: ServerKind;
   /** Stable id of the server row: kind plus runtime tag. */
   key: string;
+  /** Key of the server whose row of the variant's reference workload this row divides by (default: `key`). */
+  refKey?: string;
   /** Name of the server measured, e.g. "bare uWS", "gateway · node v24.22.3". */
   server: string;
   /** `process.version` of the Node the server ran on. */
@@ -53,6 +55,8 @@ export interface Target {
   role: Role;
   kind: ServerKind;
   key: string;
+  /** See {@link Run.refKey}. */
+  refKey?: string;
   serverName: string;
   runtime: Runtime;
   server: SpawnedServer;
@@ -156,6 +160,7 @@ export async function measureTarget(t: Target, o: Options, repeat: number): Prom
     role: t.role,
     kind: t.kind,
     key: t.key,
+    ...(t.refKey !== undefined ? { refKey: t.refKey } : {}),
     server: t.serverName,
     runtime: t.runtime.version,
     repeat,

@@ -136,7 +136,7 @@ export function printSummary(o: Options, state: RunState): void {
   const call = callTable(summaries);
   if (call !== undefined) console.log(`\ntools/call against its comparators:\n${call}`);
   const variants = variantTable(summaries);
-  if (variants !== undefined) console.log(`\nprotocol era and auth, against the same gateway's reference rows:\n${variants}`);
+  if (variants !== undefined) console.log(`\nprotocol era and auth, against their reference rows (auth rows: the gateway without auth):\n${variants}`);
   for (const line of perThreadSection(summaries, state).slice(1)) console.log(line);
   for (const n of state.notes) console.log(`- ${n}`);
   for (const [k, v] of state.skipped) console.log(`- skipped ${k}: ${v}`);

@@ -105,7 +105,9 @@ export function targetChecks(summaries: Summary[]): TargetCheck[] {
   for (const t of TARGETS) {
     // Refresh rows are the churning gateway (its own key); the others follow the gateway keys of the run.
     const keys = t.workload === 'refresh' ? [...new Set(summaries.filter((s) => s.workload === 'refresh' && s.role === 'gateway').map((s) => s.key))] : gatewayKeys;
-    for (const key of keys.length > 0 ? keys : ['gateway']) {
+    // Judged on every gateway that ran the workload (the auth rows have a gateway of their own); "not measured" once otherwise.
+    const ran = keys.filter((k) => summaries.some((s) => s.workload === t.workload && s.key === k));
+    for (const key of ran.length > 0 ? ran : [keys[0] ?? 'gateway']) {
       const row = summaries.find((s) => s.workload === t.workload && s.key === key);
       const m = row === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, row);
       const finite = Number.isFinite(m.ratio);

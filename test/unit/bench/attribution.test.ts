@@ -149,6 +149,22 @@ describe('ratios and targets', () => {
     expect(status('tools/call: CPU/call vs inline', 'gateway-2')).toBe(false);
   });
 
+  it('divides an auth row by the auth-free gateway named by refKey, and judges its budget only where it ran', () => {
+    const runs = [
+      ...callRuns(40, 100),
+      run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44 }),
+    ];
+    const rows = allSummaries(state(runs));
+    const authRow = rows.find((s) => s.workload === 'call-auth');
+    expect(authRow?.variantRatios?.cpuMicrosPerReq).toBeCloseTo(1.1);
+    // "÷ base" of a variant row divides by its reference workload's baseline (the Tool Service: 10 µs).
+    expect(authRow?.ratios?.cpuMicrosPerReq).toBeCloseTo(4.4);
+    const budget = targetChecks(rows).filter((c) => c.name === 'tools/call · API key: CPU/call');
+    expect(budget.map((c) => [c.server, c.met])).toEqual([['gateway-auth', true]]);
+    const over = targetChecks(allSummaries(state([...callRuns(40, 100), run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44.4 })])));
+    expect(over.find((c) => c.name === 'tools/call · API key: CPU/call')?.met).toBe(false);
+  });
+
   it('checks the mixed load against the committed 101.3 µs', () => {
     const mixed = (cpu: number): Run[] => [run({ workload: 'mixed', role: 'gateway', kind: 'gateway', key: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: cpu })];
     const met = (cpu: number): boolean | null | undefined => targetChecks(allSummaries(state(mixed(cpu)))).find((c) => c.name.startsWith('mixed'))?.met;
