@@ -6,7 +6,8 @@
  * {@link POOLED_BODY_BYTES}. For a `tools/call` it is also the call's entry
  * in the dispatcher's slot table (`call-dispatcher.ts`).
  *
- * States: `free` (in the pool) → `reading` (body arriving) → `calling`
+ * States: `free` (in the pool) → `reading` (body arriving) → `queued` (a
+ * checked call waiting for the end of its read, read-end.ts) → `calling`
  * (waiting for its shard) → `answered` → `free`. An answer that needs no
  * shard goes from `reading` straight back to `free`.
  */
@@ -39,7 +40,7 @@ export interface RequestSink {
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
 export class McpRequest implements CallRequest, ModernHead {
-  state: 'free' | 'reading' | 'calling' | 'answered' = 'free';
+  state: 'free' | 'reading' | 'queued' | 'calling' | 'answered' = 'free';
   res: HttpResponse | null = null;
   aborted = false;
   startedAt = 0;
