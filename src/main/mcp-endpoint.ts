@@ -122,6 +122,7 @@ export class McpEndpoint implements RequestSink {
       options.config.streaming.heartbeatMs,
       options.config.server.retryAfterSeconds,
       options.config.workers.maxChannelBacklogBytes,
+      options.config.server.maxBufferedBytesPerConnection,
       (req, outcome) => this.callDone(req, outcome),
     );
   }

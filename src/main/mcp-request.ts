@@ -18,6 +18,7 @@ import type { ModernHead } from '../shared/protocol/answer-modern.js';
 import type { Refusal } from '../shared/protocol/gate.js';
 import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { statusLine } from '../shared/protocol/reply.js';
+import { endAnswer } from './backpressure.js';
 import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
@@ -81,6 +82,12 @@ export class McpRequest implements CallRequest, ModernHead {
   /** SSE headers were sent. */
   streaming = false;
   heartbeat: NodeJS.Timeout | null = null;
+  /**
+   * SSE: bytes written since a write last found the connection caught up (`res.write` returned true) — an
+   * upper bound of what uWS holds unsent for this stream (call-dispatcher.ts compares it with
+   * `server.maxBufferedBytesPerConnection`).
+   */
+  unsentBytes = 0;
   /** Next in-flight call with the same `idText` (the dispatcher's cancel index). */
   nextSameId: McpRequest | null = null;
   // The answer staged for `writeStaged`, written inside `res.cork`.
@@ -111,6 +118,7 @@ export class McpRequest implements CallRequest, ModernHead {
     this.limit = limit;
     this.tooLarge = false;
     this.streaming = false;
+    this.unsentBytes = 0;
     this.callId = 0;
     this.bodyBuf = contentLength > POOLED_BODY_BYTES && contentLength <= limit ? Buffer.allocUnsafe(contentLength) : this.body;
     res.onAborted(this.handleAborted);
@@ -151,7 +159,7 @@ export class McpRequest implements CallRequest, ModernHead {
       // Never `end(body, true)` on a stream: uWS 20.30 writes its `Connection: close` header line into the chunked body.
       // A stream opened while draining announced `Connection: close` in its head instead (call-dispatcher.ts).
       if (this.stagedEnd) res.end(body);
-      else res.write(body);
+      else this.noteStreamWrite(res.write(body), body.length);
       return;
     }
     res.writeStatus(statusLine(this.stagedStatus));
@@ -159,8 +167,13 @@ export class McpRequest implements CallRequest, ModernHead {
     res.writeHeader('x-request-id', this.requestId);
     if (this.stagedRetryAfter !== null) res.writeHeader('retry-after', this.stagedRetryAfter);
     // Draining: uWS adds `Connection: close` and closes the connection after this answer.
-    res.end(body, this.sink.draining);
+    endAnswer(res, body, this.sink.draining);
   };
+
+  /** Accounts one SSE write of `n` bytes; `caughtUp` is what `res.write` returned (see {@link unsentBytes}). */
+  noteStreamWrite(caughtUp: boolean, n: number): void {
+    this.unsentBytes = caughtUp ? n : this.unsentBytes + n;
+  }
 
   private readonly handleAborted = (): void => {
     this.aborted = true;
