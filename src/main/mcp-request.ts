@@ -12,7 +12,7 @@
  * shard goes from `reading` straight back to `free`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { CallRequest } from '../shared/calls.js';
+import { PooledCallRequest } from '../shared/calls.js';
 import type { TraceSpan } from '../shared/tracing/tracer.js';
 import type { ModernHead } from '../shared/protocol/answer-modern.js';
 import type { Refusal } from '../shared/protocol/gate.js';
@@ -40,7 +40,7 @@ export interface RequestSink {
 }
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
-export class McpRequest implements CallRequest, ModernHead {
+export class McpRequest extends PooledCallRequest implements ModernHead {
   state: 'free' | 'reading' | 'queued' | 'calling' | 'answered' = 'free';
   res: HttpResponse | null = null;
   aborted = false;
@@ -55,24 +55,7 @@ export class McpRequest implements CallRequest, ModernHead {
   paramHeaders: readonly ParamHeader[] = NO_PARAM_HEADERS;
   /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
   auth: RequestAuth | null = null;
-  // CallRequest: what a tools/call hands its shard.
-  routeKey = '';
-  toolName = '';
-  argumentsJson = '';
-  requestId = '';
-  sessionId = '';
-  traceparent = '';
-  progressTokenJson = '';
-  logLevel = -1;
-  sse = false;
-  modern = false;
-  tracestate = '';
-  baggage = '';
-  clientCapabilitiesJson = '';
-  inputResponsesJson = '';
-  requestStateJson = '';
-  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
-  identity = '';
+  // The CallRequest fields (what a tools/call hands its shard) come from PooledCallRequest; `identity` is set by the auth step.
   /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
   argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
@@ -107,7 +90,9 @@ export class McpRequest implements CallRequest, ModernHead {
   private limit = 0;
   private tooLarge = false;
 
-  constructor(private readonly sink: RequestSink) {}
+  constructor(private readonly sink: RequestSink) {
+    super();
+  }
 
   /** Starts reading a request: attach the handlers synchronously (uWS rules). */
   begin(res: HttpResponse, contentLength: number, limit: number): void {
