@@ -17,6 +17,11 @@
  * `text/event-stream`, heartbeats keep it alive, the final answer ends it.
  * A stream whose client stops reading is ended once more than
  * `server.maxBufferedBytesPerConnection` bytes wait unsent (`CLIENT_TOO_SLOW`).
+ *
+ * ~360 lines: the slot table, the shard links and the stream writes are one
+ * state machine per call (every exit — answer, cancel, abort, shard loss,
+ * drain, slow client — releases the slot exactly once); split, each part
+ * would need the others' invariants.
  */
 import assert from 'node:assert';
 import { callOutcomeLabel } from '../shared/calls.js';

@@ -6,7 +6,7 @@
  * (`answerRequest` for legacy requests, `answerModernRequest` for
  * 2026-07-28 ones: answered here from snapshot bytes, a checked `tools/call`,
  * or a `subscriptions/listen` stream) → hand the call to its shard
- * (`call-dispatcher.ts`), which answers through this thread. Every JSON-RPC
+ * (`call-intake.ts`, `call-dispatcher.ts`), which answers through this thread. Every JSON-RPC
  * envelope is written here.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,6 @@ import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
 import { answerRequest, refusalId, type AnswerLimits } from '../shared/protocol/answer.js';
-import type { ForwardCall } from '../shared/protocol/call-params.js';
 import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, refusalOfReply, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
@@ -28,10 +27,10 @@ import type { CallChannelEnd } from '../shared/threads/messages.js';
 import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
 import { AuthStep, RequestAuth } from './auth/auth-step.js';
 import type { AuthDecision } from './auth/authenticator.js';
-import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
+import type { CallDispatcher } from './call-dispatcher.js';
+import { CallIntake, requestSpanAttributes } from './call-intake.js';
 import type { RequestHeadCopy } from './head-guard.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
-import { ReadEndQueue } from './read-end.js';
 import { writeReply } from './reply-writer.js';
 import type { RouteDirectory } from './route-directory.js';
 import { Subscriptions } from './subscriptions.js';
@@ -49,22 +48,6 @@ export interface McpEndpointOptions {
   /** A `notifications/cancelled` that matched no call of this thread (the call may live on another acceptor thread). */
   onUnmatchedCancel?: (routeKey: string, sessionId: string, idText: string) => void;
 }
-
-const REFUSAL: Record<DispatchRefusal, { code: GatewayErrorCode; message: string; outcome: string }> = {
-  full: {
-    code: GatewayErrorCode.ShardQueueFull,
-    message: 'Service Unavailable: the shard serving this route has workers.maxPendingCallsPerShard calls in flight; retry later',
-    outcome: 'queue_full',
-  },
-  down: {
-    code: GatewayErrorCode.ShardUnavailable,
-    message: 'Service Unavailable: the shard serving this route is restarting; retry later',
-    outcome: 'shard_unavailable',
-  },
-};
-
-/** Call outcomes that are not the gateway's failure (a span ends without error status). */
-const CALL_NOT_FAILED = new Set(['ok', 'tool_error', 'cancelled', 'aborted']);
 
 /** A request whose body was still arriving at the drain deadline: nothing ran, so it is a retryable refusal. */
 function shuttingDownReply(retryAfterSeconds: number): Reply {
@@ -91,7 +74,6 @@ export class McpEndpoint implements RequestSink {
   private readonly requests: RequestPool;
   private readonly directory: RouteDirectory;
   private readonly metrics: AcceptorMetrics;
-  private readonly log: Logger;
   private readonly tracer: Tracer | null;
   private readonly requestIdPrefix = randomBytes(4).toString('hex');
   private requestCounter = 0;
@@ -103,13 +85,12 @@ export class McpEndpoint implements RequestSink {
   private scratchAuth = new RequestAuth();
   private authTickets = 0;
   private readonly limits: AnswerLimits;
-  /** Checked calls waiting for the end of their read (read-end.ts). */
-  private readonly dispatchQueue = new ReadEndQueue<McpRequest>((r) => this.dispatchQueued(r));
+  /** `tools/call` from the checked request to its shard (call-intake.ts). */
+  private readonly intake: CallIntake;
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
     this.metrics = options.metrics;
-    this.log = options.log;
     this.tracer = options.tracer;
     this.policy = buildHttpPolicy(options.config.server);
     this.limits = { maxArgumentsDepth: options.config.tools.maxArgumentsDepth };
@@ -117,15 +98,17 @@ export class McpEndpoint implements RequestSink {
     this.subscriptions = new Subscriptions(options.config.subscriptions);
     this.freshness = { refreshIntervalMs: options.config.catalog.refreshIntervalMs, refreshJitterRatio: options.config.catalog.refreshJitterRatio, now: Date.now };
     this.auth = new AuthStep(options.config, options.metrics.registry, options.log);
-    this.calls = new CallDispatcher(
-      options.channels,
-      options.config.workers.maxPendingCallsPerShard,
-      options.config.streaming.heartbeatMs,
-      options.config.server.retryAfterSeconds,
-      options.config.workers.maxChannelBacklogBytes,
-      options.config.server.maxBufferedBytesPerConnection,
-      (req, outcome) => this.callDone(req, outcome),
-    );
+    this.intake = new CallIntake({
+      channels: options.channels,
+      config: options.config,
+      auth: this.auth,
+      tracer: options.tracer,
+      log: options.log,
+      requests: this.requests,
+      record: (route, method, outcome, startedAt) => this.record(route, method, outcome, startedAt),
+      draining: () => this.draining,
+    });
+    this.calls = this.intake.calls;
   }
 
   /** Handles one request whose path is `/mcp` or starts with `/mcp/`; `copy` is its head, read by the acceptor (head-guard.ts). */
@@ -277,7 +260,7 @@ export class McpEndpoint implements RequestSink {
       ? answerModernRequest(body, auth === null || auth.policy === null ? snapshot : this.auth.modernListSource(snapshot, auth.filter), r, this.freshness, this.limits)
       : answerRequest(body, auth === null || auth.filter === null ? snapshot : this.auth.listSource(snapshot, auth.filter), this.limits);
     if (decision.kind === 'forward') {
-      this.forward(r, res, decision);
+      this.intake.forward(r, res, decision);
       return;
     }
     if (decision.kind === 'listen') {
@@ -294,7 +277,7 @@ export class McpEndpoint implements RequestSink {
     if (this.tracer !== null) {
       const method = methodLabel(decision.method);
       const span = this.tracer.start(method, TraceSpanKind.Server, r.traceparent, r.startedAt);
-      if (span.recording) span.setAttributes(this.spanAttributes(r, method));
+      if (span.recording) span.setAttributes(requestSpanAttributes(r, method));
       span.end(decision.reply.status >= 500 ? decision.outcome : undefined);
     }
     this.requests.release(r);
@@ -320,93 +303,6 @@ export class McpEndpoint implements RequestSink {
     }
     // The stream (if any) lives on in `subscriptions`; the pooled request object is free again.
     this.requests.release(r);
-  }
-
-  private forward(r: McpRequest, res: HttpResponse, call: ForwardCall): void {
-    r.idText = call.idText;
-    r.toolName = call.toolName;
-    r.argumentsJson = call.argumentsJson;
-    r.argumentsBytes = call.argumentsBytes;
-    r.progressTokenJson = call.progressTokenJson;
-    r.logLevel = call.logLevel;
-    r.modern = call.modern;
-    // SEP-414: the trace context in _meta is the MCP request's own; it wins over an HTTP header set by an intermediary.
-    if (call.traceparent !== '') r.traceparent = call.traceparent;
-    r.tracestate = call.tracestate;
-    r.baggage = call.baggage;
-    r.clientCapabilitiesJson = call.clientCapabilitiesJson;
-    r.inputResponsesJson = call.inputResponsesJson;
-    r.requestStateJson = call.requestStateJson;
-    // Auth step: a tool outside the caller's rules is an unknown tool; concurrency limits (429).
-    const auth = r.auth;
-    if (auth !== null && auth.policy !== null) {
-      const denied = this.auth.admitCall(r.routeKey, auth, r.requestId, call.idText, call.toolName);
-      if (denied !== null) {
-        writeReply(res, denied, this.draining, r.requestId);
-        this.record(r.routeKey, 'tools/call', denied.status === 429 ? 'rate_limited' : 'forbidden', r.startedAt);
-        this.requests.release(r);
-        return;
-      }
-    }
-    r.identity = auth !== null && auth.principal !== null ? this.auth.identityOf(auth.principal) : '';
-    if (this.tracer !== null) {
-      const span = this.tracer.start(`tools/call ${call.toolName}`, TraceSpanKind.Server, r.traceparent, r.startedAt);
-      if (span.recording) {
-        const attributes = this.spanAttributes(r, 'tools/call');
-        attributes['gen_ai.tool.name'] = call.toolName;
-        span.setAttributes(attributes);
-      }
-      r.span = span;
-      // The shard continues this span, and the Tool Service the shard's upstream span.
-      r.traceparent = span.traceparent;
-    }
-    // Handed to the shard once uWS has parsed the rest of this read (read-end.ts): a request pipelined behind
-    // this one makes uWS close the connection, and then the call must not have run.
-    r.state = 'queued';
-    this.dispatchQueue.push(r);
-  }
-
-  /** A checked `tools/call` whose read is fully parsed: to its shard, or refused (503), or dropped when uWS closed the connection meanwhile. */
-  private dispatchQueued(r: McpRequest): void {
-    const res = r.res;
-    if (res === null || r.aborted) {
-      // uWS closed the connection: a request followed this one in the same read (it answers no pipelined
-      // request while an answer is pending). Nothing was sent to the Tool Service.
-      r.state = 'answered';
-      this.callDone(r, 'aborted');
-      return;
-    }
-    const refusal = this.calls.dispatch(r.shard, r);
-    if (refusal === null) return;
-    r.state = 'answered';
-    const auth = r.auth;
-    if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
-    const why = REFUSAL[refusal];
-    r.span?.end(why.code);
-    r.span = null;
-    const reply: Reply = {
-      status: 503,
-      contentType: 'application/json',
-      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
-      body: errorResponseForIdText(r.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
-    };
-    res.cork(() => writeReply(res, reply, this.draining, r.requestId));
-    this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
-    this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
-    this.requests.release(r);
-  }
-
-  private callDone(r: McpRequest, outcome: string): void {
-    this.record(r.routeKey, 'tools/call', outcome, r.startedAt);
-    if (r.span !== null) {
-      if (r.span.recording) r.span.setAttribute('mcp_gateway.outcome', outcome);
-      r.span.end(CALL_NOT_FAILED.has(outcome) ? undefined : outcome);
-      r.span = null;
-    }
-    if (r.auth !== null && r.auth.policy !== null) this.auth.callEnded(r.routeKey, r.auth, r.requestId, r.toolName, outcome);
-    // A cancelled call's connection is being closed, and uWS may still report its abort to this object: not pooled again.
-    if (outcome === 'cancelled') this.requests.retire(r);
-    else this.requests.release(r);
   }
 
   /** Requests between their headers and their answer (bodies arriving, calls in flight). */
@@ -438,16 +334,6 @@ export class McpEndpoint implements RequestSink {
       failed++;
     }
     return failed;
-  }
-
-  private spanAttributes(r: McpRequest, method: string): Record<string, string | number | boolean> {
-    return {
-      'mcp.method.name': method,
-      'http.request.method': 'POST',
-      'url.path': `/mcp/${r.routeKey}`,
-      'mcp_gateway.route': r.routeKey,
-      'mcp_gateway.request_id': r.requestId,
-    };
   }
 
   /** Label for a route that passed the grammar and directory checks (else a fixed label: bounded cardinality). */
