@@ -28,7 +28,7 @@
  * request outstanding that receives bytes is discarded, never parsed again).
  * Body bytes are handed out as views of the caller's buffer, no copy.
  *
- * Longer than most modules on purpose: it is one state machine (`State` for
+ * Longer than most modules on purpose (~460 lines): it is one state machine (`State` for
  * the message, `H` inside a head), whose states only make sense together;
  * the framing decision from a complete head lives in framing.ts.
  */
