@@ -27,7 +27,7 @@ import { MessageChannel, Worker, isMainThread, parentPort, workerData, type Mess
 import { parseArgs } from 'node:util';
 import type { HttpResponse } from 'uWebSockets.js';
 import { assembleRpcAnswer, writeReply } from '../src/main/reply-writer.js';
-import type { CallRequest } from '../src/shared/calls.js';
+import { PooledCallRequest } from '../src/shared/calls.js';
 import {
   callFrameId,
   RESULT_HEAD,
@@ -291,7 +291,8 @@ async function runServer(): Promise<void> {
         if (useRing) new RingReader(s.rings.toAcceptor, onAnswer);
         else new PortFrameReader(s.port, onAnswer);
       }
-      const request: CallRequest = { routeKey: '', toolName: 'list', argumentsJson: '', requestId: '', sessionId: '', traceparent: '', progressTokenJson: '', logLevel: -1, sse: false, modern: false, tracestate: '', baggage: '', clientCapabilitiesJson: '', inputResponsesJson: '', requestStateJson: '' };
+      const request = new PooledCallRequest();
+      request.toolName = 'list';
       let counter = 0;
       let nextCallId = 1;
       app.post('/mcp/*', (res, req) => {

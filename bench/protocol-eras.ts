@@ -22,6 +22,7 @@
 import { pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PooledCallRequest } from '../src/shared/calls.js';
 
 /** A minimal loose view of the modules both builds have (their exact types differ between builds). */
 type Mod = Record<string, (...args: never[]) => unknown>;
@@ -99,26 +100,6 @@ const head = (protocolVersion: string): Record<string, unknown> => ({
   contentLength: 60,
 });
 
-/** A pooled call request (mcp-request.ts on the acceptor, the shard's call object): every field declared up front. */
-class PooledCall {
-  identity = '';
-  routeKey = '';
-  toolName = '';
-  argumentsJson = '';
-  requestId = '';
-  sessionId = '';
-  traceparent = '';
-  progressTokenJson = '';
-  logLevel = -1;
-  sse = false;
-  modern = false;
-  tracestate = '';
-  baggage = '';
-  clientCapabilitiesJson = '';
-  inputResponsesJson = '';
-  requestStateJson = '';
-}
-
 /** A plain buffer a frame encoder writes into (what a ring's reservation is). */
 class Sink {
   buf = Buffer.alloc(64 * 1024);
@@ -174,8 +155,8 @@ function pipelines(b: Build): Record<string, () => number> {
   const legacyHead = head('');
   const callSink = new Sink();
   const resultSink = new Sink();
-  const req = new PooledCall();
-  const into = new PooledCall();
+  const req = new PooledCallRequest();
+  const into = new PooledCallRequest();
   const extended = b.modern !== null;
   const out: Record<string, () => number> = {
     'legacy tools/list': () => {

@@ -14,6 +14,8 @@ import { AcceptorMetrics } from '../shared/metrics.js';
 import type { MetricObjectJson } from '../shared/metrics-types.js';
 import type { CallChannelEnd, RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
 import type { Tracer } from '../shared/tracing/tracer.js';
+import { KNOWN_METHODS, HttpEdge } from './http-edge.js';
+import { RequestHeadCopy } from './head-guard.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { notFound, serveOps, type HealthSource } from './ops-endpoints.js';
 import { writeReply } from './reply-writer.js';
@@ -44,6 +46,9 @@ export class Acceptor {
   readonly metrics = new AcceptorMetrics();
   private readonly app: TemplatedApp;
   private readonly mcp: McpEndpoint;
+  /** The head of the request being routed (one copy per thread, reused; head-guard.ts). */
+  private readonly head = new RequestHeadCopy();
+  private readonly edge: HttpEdge;
   private readonly log: Logger;
   private listenSocket: us_listen_socket | null = null;
   /** With an admin listener (`server.admin.port`), this port serves only `/mcp/*`. */
@@ -61,6 +66,7 @@ export class Acceptor {
       tracer: options.tracer,
       ...(options.onUnmatchedCancel ? { onUnmatchedCancel: options.onUnmatchedCancel } : {}),
     });
+    this.edge = new HttpEdge(this.metrics);
     this.metrics.watchChannels(() => this.mcp.calls.channelStats(options.index));
     this.app = uWS.App();
     this.app.any('/*', (res, req) => this.route(res, req));
@@ -172,18 +178,32 @@ export class Acceptor {
   }
 
   private route(res: HttpResponse, req: HttpRequest): void {
+    const fault = this.head.read(req);
+    const method = req.getMethod();
     const path = req.getUrl();
+    if (fault !== null) {
+      this.edge.refuseHead(res, fault);
+      return;
+    }
+    if (!KNOWN_METHODS.has(method)) {
+      this.edge.notImplemented(res, this.mcp.draining);
+      return;
+    }
+    if (method === 'head') {
+      this.edge.head(res, path, this.servesOps, this.options.health, this.mcp.draining);
+      return;
+    }
     if (path.startsWith('/mcp') && (path.length === 4 || path.charCodeAt(4) === 47 /* '/' */)) {
-      this.mcp.handle(res, req, path);
+      this.mcp.handle(res, req, path, method, this.head);
       return;
     }
     const close = this.mcp.draining;
     // RFC 9728 metadata of protected routes (src/main/auth/auth-step.ts): MCP clients need it, so it stays on the traffic port.
-    const metadata = req.getMethod() === 'get' ? this.mcp.auth.metadataReply(path, (k) => this.directory.lookup(k) !== undefined) : null;
+    const metadata = method === 'get' ? this.mcp.auth.metadataReply(path, (k) => this.directory.lookup(k) !== undefined) : null;
     if (metadata !== null) {
       writeReply(res, metadata, close);
       return;
     }
-    if (!this.servesOps || !serveOps(res, req.getMethod(), path, this.options.health, this.log, close)) notFound(res, close);
+    if (!this.servesOps || !serveOps(res, method, path, this.options.health, this.log, close)) notFound(res, close);
   }
 }

@@ -15,6 +15,8 @@
  * A call whose client accepts SSE may receive streamed events before its
  * final answer: the first (or a stream-start frame) turns the answer into a
  * `text/event-stream`, heartbeats keep it alive, the final answer ends it.
+ * A stream whose client stops reading is ended once more than
+ * `server.maxBufferedBytesPerConnection` bytes wait unsent (`CLIENT_TOO_SLOW`).
  */
 import assert from 'node:assert';
 import { callOutcomeLabel } from '../shared/calls.js';
@@ -54,6 +56,15 @@ const SHUTTING_DOWN = Buffer.from(
     code: JsonRpcErrorCode.InternalError,
     message: 'Internal error: the gateway shut down (server.drainTimeoutMs passed) before the tool answered; whether the tool ran is unknown',
     data: { reason: GatewayErrorCode.ShuttingDown },
+  }),
+);
+/** The last event of a stream whose client stopped reading: the call is cancelled upstream, its outcome unknown. */
+const CLIENT_TOO_SLOW = Buffer.from(
+  JSON.stringify({
+    code: JsonRpcErrorCode.InternalError,
+    message:
+      'Internal error: the client did not read the stream (server.maxBufferedBytesPerConnection bytes unsent); the call was cancelled, whether the tool finished is unknown',
+    data: { reason: GatewayErrorCode.ClientTooSlow },
   }),
 );
 const MAX_SLOTS = 1 << CALL_SLOT_BITS;
@@ -97,6 +108,8 @@ export class CallDispatcher {
     private readonly heartbeatMs: number,
     private readonly retryAfterSeconds: number,
     private readonly maxBacklogBytes: number,
+    /** `server.maxBufferedBytesPerConnection`: an SSE stream with more unsent is ended (`CLIENT_TOO_SLOW`). */
+    private readonly maxUnsentBytes: number,
     private readonly onDone: CallDone,
   ) {
     this.maxSlots = Math.min(MAX_SLOTS, channels.length * maxInFlightPerShard);
@@ -273,7 +286,9 @@ export class CallDispatcher {
       });
       if (this.heartbeatMs > 0) {
         req.heartbeat = setInterval(() => {
-          if (!req.aborted && req.state === 'calling') res.cork(() => res.write(SSE_HEARTBEAT));
+          if (req.aborted || req.state !== 'calling') return;
+          res.cork(() => req.noteStreamWrite(res.write(SSE_HEARTBEAT), SSE_HEARTBEAT.length));
+          if (req.unsentBytes > this.maxUnsentBytes) this.tooSlow(req);
         }, this.heartbeatMs);
       }
     }
@@ -282,6 +297,25 @@ export class CallDispatcher {
     req.stagedBody = assembleSseEvent(message);
     req.stagedEnd = false;
     res.cork(req.writeStaged);
+    if (req.unsentBytes > this.maxUnsentBytes) this.tooSlow(req);
+  }
+
+  /**
+   * The stream's client is not reading: ends the stream with a `CLIENT_TOO_SLOW`
+   * error event (after what is already buffered) and cancels the call at its
+   * shard, which aborts the Tool Service request — rather than let uWS buffer
+   * up to `tools.maxResponseBytes` for it (issue 11 #2).
+   */
+  private tooSlow(req: McpRequest): void {
+    if (!this.release(req)) return;
+    this.sendCancel(req);
+    const res = req.res;
+    if (res !== null && !req.aborted) {
+      req.stagedBody = assembleRpcAnswer(req.idText, true, CLIENT_TOO_SLOW, true);
+      req.stagedEnd = true;
+      res.cork(req.writeStaged);
+    }
+    this.onDone(req, 'client_too_slow');
   }
 
   /** Frees the call's slot; false when it was already released. */

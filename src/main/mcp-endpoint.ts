@@ -15,12 +15,11 @@ import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
 import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
-import { MCP_PARAM_PREFIX } from '../shared/catalog/x-mcp-header.js';
-import { answerRequest, refusalId, type AnswerLimits, type ForwardCall } from '../shared/protocol/answer.js';
+import { answerRequest, refusalId, type AnswerLimits } from '../shared/protocol/answer.js';
+import type { ForwardCall } from '../shared/protocol/call-params.js';
 import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
 import { bodyTooLargeReply, gateMcpRequest, refusalOfReply, refusalReply, type RequestHead } from '../shared/protocol/gate.js';
-import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { buildHttpPolicy, type HttpPolicy } from '../shared/protocol/http-policy.js';
 import { encodeId, errorResponseForIdText } from '../shared/protocol/jsonrpc.js';
 import type { Reply } from '../shared/protocol/reply.js';
@@ -30,7 +29,9 @@ import { TraceSpanKind, type Tracer } from '../shared/tracing/tracer.js';
 import { AuthStep, RequestAuth } from './auth/auth-step.js';
 import type { AuthDecision } from './auth/authenticator.js';
 import { CallDispatcher, type DispatchRefusal } from './call-dispatcher.js';
+import type { RequestHeadCopy } from './head-guard.js';
 import { RequestPool, type McpRequest, type RequestSink } from './mcp-request.js';
+import { ReadEndQueue } from './read-end.js';
 import { writeReply } from './reply-writer.js';
 import type { RouteDirectory } from './route-directory.js';
 import { Subscriptions } from './subscriptions.js';
@@ -79,15 +80,6 @@ function shuttingDownReply(retryAfterSeconds: number): Reply {
 
 const SUBSCRIPTION_LIMIT_MESSAGE = 'Service Unavailable: this gateway thread holds subscriptions.maxPerAcceptor open subscriptions/listen streams; retry later';
 
-/** Collects the `Mcp-Param-*` headers of a request (2026-07-28 `tools/call` only; uWS reports names in lowercase). */
-function paramHeaders(req: HttpRequest): ParamHeader[] {
-  const out: ParamHeader[] = [];
-  req.forEach((name, value) => {
-    if (name.startsWith(MCP_PARAM_PREFIX)) out.push([name, value]);
-  });
-  return out;
-}
-
 /** `POST /mcp/{routeKey}` on one acceptor thread. */
 export class McpEndpoint implements RequestSink {
   /** The hand-off to shards (the acceptor forwards shard lifecycle events to it). */
@@ -111,6 +103,8 @@ export class McpEndpoint implements RequestSink {
   private scratchAuth = new RequestAuth();
   private authTickets = 0;
   private readonly limits: AnswerLimits;
+  /** Checked calls waiting for the end of their read (read-end.ts). */
+  private readonly dispatchQueue = new ReadEndQueue<McpRequest>((r) => this.dispatchQueued(r));
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
@@ -129,26 +123,26 @@ export class McpEndpoint implements RequestSink {
       options.config.streaming.heartbeatMs,
       options.config.server.retryAfterSeconds,
       options.config.workers.maxChannelBacklogBytes,
+      options.config.server.maxBufferedBytesPerConnection,
       (req, outcome) => this.callDone(req, outcome),
     );
   }
 
-  /** Handles one request whose path is `/mcp` or starts with `/mcp/`. */
-  handle(res: HttpResponse, req: HttpRequest, path: string): void {
+  /** Handles one request whose path is `/mcp` or starts with `/mcp/`; `copy` is its head, read by the acceptor (head-guard.ts). */
+  handle(res: HttpResponse, req: HttpRequest, path: string, method: string, copy: RequestHeadCopy): void {
     const startedAt = performance.now();
-    const contentLengthHeader = req.getHeader('content-length');
     const head: RequestHead = {
-      method: req.getMethod(),
+      method,
       path,
-      host: req.getHeader('host'),
-      origin: req.getHeader('origin'),
-      contentType: req.getHeader('content-type'),
-      accept: req.getHeader('accept'),
-      protocolVersion: req.getHeader('mcp-protocol-version'),
-      contentLength: contentLengthHeader === '' ? -1 : Number(contentLengthHeader),
+      host: copy.host,
+      origin: copy.origin,
+      contentType: copy.contentType,
+      accept: copy.accept,
+      protocolVersion: copy.protocolVersion,
+      contentLength: copy.contentLength === '' ? -1 : Number(copy.contentLength),
     };
     // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
-    const requestId = validRequestId(req.getHeader('x-request-id')) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
+    const requestId = validRequestId(copy.requestId) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     const gate = gateMcpRequest(head, this.policy, this.directory.lookup);
     if (gate.kind === 'reply') {
       writeReply(res, gate.reply, this.draining, requestId);
@@ -202,13 +196,13 @@ export class McpEndpoint implements RequestSink {
     r.sse = gate.wantsSse;
     if (gate.era === 'modern') {
       r.modern = true;
-      r.mcpMethod = req.getHeader('mcp-method');
-      r.mcpName = req.getHeader('mcp-name');
-      if (stripOws(r.mcpMethod) === 'tools/call') r.paramHeaders = paramHeaders(req);
+      r.mcpMethod = copy.mcpMethod;
+      r.mcpName = copy.mcpName;
+      if (stripOws(r.mcpMethod) === 'tools/call') r.paramHeaders = copy.paramHeaders;
     }
     r.requestId = requestId;
-    r.sessionId = validSessionId(req.getHeader('mcp-session-id')) ?? '';
-    r.traceparent = validTraceparent(req.getHeader('traceparent')) ?? '';
+    r.sessionId = validSessionId(copy.sessionId) ?? '';
+    r.traceparent = validTraceparent(copy.traceparent) ?? '';
     if (auth !== null) {
       this.scratchAuth = r.auth ?? new RequestAuth();
       r.auth = auth;
@@ -258,7 +252,7 @@ export class McpEndpoint implements RequestSink {
 
   onAborted(r: McpRequest): void {
     if (r.state === 'calling') this.calls.abandon(r);
-    else this.requests.release(r);
+    else if (r.state !== 'queued') this.requests.release(r); // a queued call is dropped by dispatchQueued
   }
 
   onBody(r: McpRequest, body: Buffer): void {
@@ -366,22 +360,37 @@ export class McpEndpoint implements RequestSink {
       // The shard continues this span, and the Tool Service the shard's upstream span.
       r.traceparent = span.traceparent;
     }
+    // Handed to the shard once uWS has parsed the rest of this read (read-end.ts): a request pipelined behind
+    // this one makes uWS close the connection, and then the call must not have run.
+    r.state = 'queued';
+    this.dispatchQueue.push(r);
+  }
+
+  /** A checked `tools/call` whose read is fully parsed: to its shard, or refused (503), or dropped when uWS closed the connection meanwhile. */
+  private dispatchQueued(r: McpRequest): void {
+    const res = r.res;
+    if (res === null || r.aborted) {
+      // uWS closed the connection: a request followed this one in the same read (it answers no pipelined
+      // request while an answer is pending). Nothing was sent to the Tool Service.
+      r.state = 'answered';
+      this.callDone(r, 'aborted');
+      return;
+    }
     const refusal = this.calls.dispatch(r.shard, r);
     if (refusal === null) return;
+    r.state = 'answered';
+    const auth = r.auth;
     if (auth !== null && auth.policy !== null) this.auth.callEnded(r.routeKey, auth, r.requestId, r.toolName, REFUSAL[refusal].outcome);
     const why = REFUSAL[refusal];
     r.span?.end(why.code);
-    writeReply(
-      res,
-      {
-        status: 503,
-        contentType: 'application/json',
-        headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
-        body: errorResponseForIdText(call.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
-      },
-      this.draining,
-      r.requestId,
-    );
+    r.span = null;
+    const reply: Reply = {
+      status: 503,
+      contentType: 'application/json',
+      headers: [['retry-after', String(this.policy.retryAfterSeconds)]],
+      body: errorResponseForIdText(r.idText, JsonRpcErrorCode.TransportError, why.message, { reason: why.code }),
+    };
+    res.cork(() => writeReply(res, reply, this.draining, r.requestId));
     this.log.warn({ requestId: r.requestId, route: r.routeKey, reason: why.code }, 'tool call refused');
     this.record(r.routeKey, 'tools/call', why.outcome, r.startedAt);
     this.requests.release(r);

@@ -6,17 +6,19 @@
  * {@link POOLED_BODY_BYTES}. For a `tools/call` it is also the call's entry
  * in the dispatcher's slot table (`call-dispatcher.ts`).
  *
- * States: `free` (in the pool) → `reading` (body arriving) → `calling`
+ * States: `free` (in the pool) → `reading` (body arriving) → `queued` (a
+ * checked call waiting for the end of its read, read-end.ts) → `calling`
  * (waiting for its shard) → `answered` → `free`. An answer that needs no
  * shard goes from `reading` straight back to `free`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { CallRequest } from '../shared/calls.js';
+import { PooledCallRequest } from '../shared/calls.js';
 import type { TraceSpan } from '../shared/tracing/tracer.js';
 import type { ModernHead } from '../shared/protocol/answer-modern.js';
 import type { Refusal } from '../shared/protocol/gate.js';
 import type { ParamHeader } from '../shared/protocol/header-values.js';
 import { statusLine } from '../shared/protocol/reply.js';
+import { endAnswer } from './backpressure.js';
 import type { RequestAuth } from './auth/authenticator.js';
 import type { AcceptorSnapshot } from './route-directory.js';
 
@@ -38,8 +40,8 @@ export interface RequestSink {
 }
 
 /** One pooled request. Fields are reset by {@link McpRequest.begin}. */
-export class McpRequest implements CallRequest, ModernHead {
-  state: 'free' | 'reading' | 'calling' | 'answered' = 'free';
+export class McpRequest extends PooledCallRequest implements ModernHead {
+  state: 'free' | 'reading' | 'queued' | 'calling' | 'answered' = 'free';
   res: HttpResponse | null = null;
   aborted = false;
   startedAt = 0;
@@ -53,24 +55,7 @@ export class McpRequest implements CallRequest, ModernHead {
   paramHeaders: readonly ParamHeader[] = NO_PARAM_HEADERS;
   /** Caller, tool filter and rate-limit slots when auth is configured (src/main/auth); kept with the pooled object. */
   auth: RequestAuth | null = null;
-  // CallRequest: what a tools/call hands its shard.
-  routeKey = '';
-  toolName = '';
-  argumentsJson = '';
-  requestId = '';
-  sessionId = '';
-  traceparent = '';
-  progressTokenJson = '';
-  logLevel = -1;
-  sse = false;
-  modern = false;
-  tracestate = '';
-  baggage = '';
-  clientCapabilitiesJson = '';
-  inputResponsesJson = '';
-  requestStateJson = '';
-  /** Caller identity for Tool Services that opt in (auth step; `''` otherwise). */
-  identity = '';
+  // The CallRequest fields (what a tools/call hands its shard) come from PooledCallRequest; `identity` is set by the auth step.
   /** The client's bytes of `params.arguments` (a view into this request's body), when spliced. */
   argumentsBytes: Uint8Array | null = null;
   // The call, while `calling`.
@@ -80,6 +65,12 @@ export class McpRequest implements CallRequest, ModernHead {
   /** SSE headers were sent. */
   streaming = false;
   heartbeat: NodeJS.Timeout | null = null;
+  /**
+   * SSE: bytes written since a write last found the connection caught up (`res.write` returned true) — an
+   * upper bound of what uWS holds unsent for this stream (call-dispatcher.ts compares it with
+   * `server.maxBufferedBytesPerConnection`).
+   */
+  unsentBytes = 0;
   /** Next in-flight call with the same `idText` (the dispatcher's cancel index). */
   nextSameId: McpRequest | null = null;
   // The answer staged for `writeStaged`, written inside `res.cork`.
@@ -99,7 +90,9 @@ export class McpRequest implements CallRequest, ModernHead {
   private limit = 0;
   private tooLarge = false;
 
-  constructor(private readonly sink: RequestSink) {}
+  constructor(private readonly sink: RequestSink) {
+    super();
+  }
 
   /** Starts reading a request: attach the handlers synchronously (uWS rules). */
   begin(res: HttpResponse, contentLength: number, limit: number): void {
@@ -110,6 +103,7 @@ export class McpRequest implements CallRequest, ModernHead {
     this.limit = limit;
     this.tooLarge = false;
     this.streaming = false;
+    this.unsentBytes = 0;
     this.callId = 0;
     this.bodyBuf = contentLength > POOLED_BODY_BYTES && contentLength <= limit ? Buffer.allocUnsafe(contentLength) : this.body;
     res.onAborted(this.handleAborted);
@@ -150,7 +144,7 @@ export class McpRequest implements CallRequest, ModernHead {
       // Never `end(body, true)` on a stream: uWS 20.30 writes its `Connection: close` header line into the chunked body.
       // A stream opened while draining announced `Connection: close` in its head instead (call-dispatcher.ts).
       if (this.stagedEnd) res.end(body);
-      else res.write(body);
+      else this.noteStreamWrite(res.write(body), body.length);
       return;
     }
     res.writeStatus(statusLine(this.stagedStatus));
@@ -158,8 +152,13 @@ export class McpRequest implements CallRequest, ModernHead {
     res.writeHeader('x-request-id', this.requestId);
     if (this.stagedRetryAfter !== null) res.writeHeader('retry-after', this.stagedRetryAfter);
     // Draining: uWS adds `Connection: close` and closes the connection after this answer.
-    res.end(body, this.sink.draining);
+    endAnswer(res, body, this.sink.draining);
   };
+
+  /** Accounts one SSE write of `n` bytes; `caughtUp` is what `res.write` returned (see {@link unsentBytes}). */
+  noteStreamWrite(caughtUp: boolean, n: number): void {
+    this.unsentBytes = caughtUp ? n : this.unsentBytes + n;
+  }
 
   private readonly handleAborted = (): void => {
     this.aborted = true;

@@ -1,13 +1,14 @@
 /**
- * Writes answers to uWS responses in one `end()` (one syscall in the common
+ * Writes answers to uWS responses in one `tryEnd()` (one syscall in the common
  * case, with Content-Length), assembling bodies in a per-thread scratch
- * buffer: uWS copies what it cannot send at once, so the scratch is free
- * again as soon as `end`/`write` returns. This is also where the acceptor
+ * buffer: what the socket does not take at once is copied (backpressure.ts),
+ * so the scratch is free again as soon as the write returns. This is also where the acceptor
  * wraps a shard's `result`/`error` payload in the JSON-RPC envelope with the
  * id text only it holds.
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Reply } from '../shared/protocol/reply.js';
+import { endAnswer } from './backpressure.js';
 
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
@@ -35,9 +36,9 @@ export function writeReply(res: HttpResponse, reply: Reply, closeConnection = fa
   if (reply.contentType !== undefined) res.writeHeader('content-type', reply.contentType);
   if (requestId !== undefined) res.writeHeader('x-request-id', requestId);
   if (reply.headers) for (const [k, v] of reply.headers) res.writeHeader(k, v);
-  if (reply.bodyTail !== undefined && typeof reply.body !== 'string') res.end(joined(reply.body, reply.bodyTail), closeConnection);
-  else if (reply.bodyTail !== undefined) res.end(reply.body + reply.bodyTail, closeConnection);
-  else res.end(reply.body, closeConnection);
+  if (reply.bodyTail !== undefined && typeof reply.body !== 'string') endAnswer(res, joined(reply.body, reply.bodyTail), closeConnection);
+  else if (reply.bodyTail !== undefined) endAnswer(res, reply.body + reply.bodyTail, closeConnection);
+  else endAnswer(res, reply.body, closeConnection);
 }
 
 const RPC_HEAD = Buffer.from('{"jsonrpc":"2.0","id":');

@@ -70,3 +70,27 @@ export interface CallRequest {
   /** Modern only: `params.requestState` as JSON text (a JSON string), `''` when absent. */
   requestStateJson: string;
 }
+
+/**
+ * A {@link CallRequest} with every field declared up front, for the objects
+ * that pools reuse (the acceptor's requests, the shard's calls): one hidden
+ * class for V8 from the first call on, and one place that lists the fields.
+ */
+export class PooledCallRequest implements CallRequest {
+  routeKey = '';
+  toolName = '';
+  argumentsJson = '';
+  requestId = '';
+  sessionId = '';
+  traceparent = '';
+  progressTokenJson = '';
+  logLevel = -1;
+  sse = false;
+  modern = false;
+  tracestate = '';
+  baggage = '';
+  clientCapabilitiesJson = '';
+  inputResponsesJson = '';
+  requestStateJson = '';
+  identity = '';
+}

@@ -41,6 +41,8 @@ export const GatewayErrorCode = {
   CatalogPending: 'CATALOG_PENDING',
   ShardQueueFull: 'SHARD_QUEUE_FULL',
   ShardUnavailable: 'SHARD_UNAVAILABLE',
+  /** An SSE answer's client does not read: more than `server.maxBufferedBytesPerConnection` bytes unsent; the call is cancelled upstream. */
+  ClientTooSlow: 'CLIENT_TOO_SLOW',
   /** A bug: an unexpected exception, never an expected upstream or input failure (those have their own codes). */
   Internal: 'INTERNAL',
   /** A listener's port cannot be bound (in use by any process, no permission, address not local). */

@@ -128,3 +128,136 @@ function tryParseHeadOnly(head: Buffer): { status: number; headers: Record<strin
   }
   return { status: Number((lines[0] ?? '').split(' ')[1]), headers };
 }
+
+/** Everything one raw connection got back, and how it ended. */
+export interface RawExchange {
+  /** Every byte the server sent. */
+  bytes: Buffer;
+  /** The responses found in `bytes`, in order (see {@link splitResponses}). */
+  responses: RawAnswer[];
+  /** Bytes after the last complete response (a truncated or malformed answer; empty when all were well-formed). */
+  rest: Buffer;
+  /** True when the server closed the connection within the wait. */
+  closed: boolean;
+  /** Milliseconds from connect until the close, or until the wait ended. */
+  elapsedMs: number;
+}
+
+/**
+ * Writes `writes` on a fresh connection (`gapMs` apart; 0: in one write) and
+ * collects what comes back until the server closes the connection, until
+ * `expectResponses` responses are complete, or for `waitMs` at most. Nothing
+ * is added: the bytes are sent exactly as given (request smuggling, bad
+ * request lines, pipelining).
+ */
+export function rawExchange(
+  port: number,
+  writes: Array<string | Buffer>,
+  options: { waitMs?: number; gapMs?: number; expectResponses?: number; head?: boolean } = {},
+): Promise<RawExchange> {
+  const { waitMs = 3_000, gapMs = 0, expectResponses = Infinity, head = false } = options;
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const socket = connect(port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    let done = false;
+    const finish = (closed: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const { responses, rest } = splitResponses(received, head, closed);
+      resolve({ bytes: received, responses, rest, closed, elapsedMs: performance.now() - started });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (expectResponses !== Infinity && splitResponses(received, head).responses.length >= expectResponses) finish(false);
+    });
+    socket.on('close', () => finish(true));
+    socket.on('error', () => {
+      // A reset after the server refused the request: what arrived before it is kept.
+    });
+    socket.on('connect', () => {
+      void (async () => {
+        if (gapMs === 0) socket.write(Buffer.concat(writes.map((w) => (typeof w === 'string' ? Buffer.from(w, 'latin1') : w))));
+        else {
+          for (const w of writes) {
+            if (socket.destroyed) return;
+            socket.write(typeof w === 'string' ? Buffer.from(w, 'latin1') : w);
+            await new Promise((r) => setTimeout(r, gapMs));
+          }
+        }
+      })();
+    });
+  });
+}
+
+/**
+ * Splits a server's byte stream into HTTP/1.1 responses, strictly: each must
+ * have a status line `HTTP/1.1 NNN reason`, header lines `name: value`, and a
+ * body framed by `Content-Length` or chunked coding (no body after `HEAD`
+ * when `head`, nor for 1xx/204/304), or — `closed`: the server closed the
+ * connection — by the close. Stops at the first thing that is not a
+ * complete well-formed response; that and what follows is `rest`.
+ */
+export function splitResponses(buf: Buffer, head = false, closed = false): { responses: RawAnswer[]; rest: Buffer } {
+  const responses: RawAnswer[] = [];
+  let at = 0;
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const lines = buf.subarray(at, end).toString('latin1').split('\r\n');
+    const statusMatch = /^HTTP\/1\.1 ([1-5]\d\d) [^\r\n]*$/.exec(lines[0] ?? '');
+    if (statusMatch === null) break;
+    const headers: Record<string, string> = {};
+    let malformed = false;
+    for (const line of lines.slice(1)) {
+      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/.exec(line);
+      if (m === null) {
+        malformed = true;
+        break;
+      }
+      const name = (m[1] as string).toLowerCase();
+      headers[name] = headers[name] === undefined ? (m[2] as string) : `${headers[name]}, ${m[2] as string}`;
+    }
+    if (malformed) break;
+    const status = Number(statusMatch[1]);
+    let bodyStart = end + 4;
+    let body: Buffer;
+    if (head || status < 200 || status === 204 || status === 304) body = Buffer.alloc(0);
+    else if (headers['transfer-encoding'] === 'chunked') {
+      const parts: Buffer[] = [];
+      let p = bodyStart;
+      let complete = false;
+      for (;;) {
+        const lineEnd = buf.indexOf('\r\n', p);
+        if (lineEnd < 0) break;
+        const size = Number.parseInt(buf.subarray(p, lineEnd).toString('latin1'), 16);
+        if (!Number.isFinite(size) || size < 0) break;
+        if (buf.length < lineEnd + 2 + size + 2) break;
+        parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
+        p = lineEnd + 2 + size + 2;
+        if (size === 0) {
+          complete = true;
+          break;
+        }
+      }
+      if (!complete) break;
+      body = Buffer.concat(parts);
+      bodyStart = p;
+    } else if (headers['content-length'] !== undefined && /^\d+$/.test(headers['content-length'])) {
+      const n = Number(headers['content-length']);
+      if (buf.length < bodyStart + n) break;
+      body = buf.subarray(bodyStart, bodyStart + n);
+      bodyStart += n;
+    } else if (closed) {
+      // RFC 9112 §6.3 (8): no framing, the body ends with the connection (uWS 20.57's own 400/431/505 pages).
+      body = buf.subarray(bodyStart);
+      bodyStart = buf.length;
+    } else break;
+    responses.push(answer(status, headers, body.toString('utf8')));
+    at = bodyStart;
+  }
+  return { responses, rest: buf.subarray(at) };
+}

@@ -95,7 +95,8 @@ describe('tools/call: forwarded context and argument rules', () => {
   it('drops a traceparent or session id that breaks its grammar at the edge and still calls the Tool Service, counted ok', async () => {
     const good = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const before = svc.requests.length;
-    // fetch refuses to send a DEL byte; a raw socket sends what a hostile client would.
+    // A raw socket sends what a hostile client would. (A DEL or other control character in any header value is
+    // refused with 400 before this point: test/integration/edge/request-smuggling.test.ts.)
     const body = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: {} } });
     const answer = await rawRequest(gw.port, {
       method: 'POST',
@@ -104,8 +105,8 @@ describe('tools/call: forwarded context and argument rules', () => {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),
         'x-request-id': 'req-del',
-        'mcp-session-id': 'sess\x7f42',
-        traceparent: good.slice(0, 10) + '\x7f' + good.slice(11),
+        'mcp-session-id': 'sess 42',
+        traceparent: good.slice(0, 10) + 'g' + good.slice(11),
       },
       body: [body],
     });

@@ -16,6 +16,8 @@ export const DEFAULTS: GatewayConfig = {
     maxBodyBytes: 1024 * 1024,
     // An 8 KB JWT plus cookies fits; uWS's own default (4 KiB) answers such clients 431.
     maxHeaderBytes: 16 * 1024,
+    // Far above what a reading client has in flight (heartbeats, progress events), far below tools.maxResponseBytes (16 MiB) per stream.
+    maxBufferedBytesPerConnection: 1024 * 1024,
     allowedOrigins: null,
     allowedHosts: null,
     retryAfterSeconds: 5,

@@ -33,6 +33,8 @@ export const ConfigSchema = Type.Object(
         maxBodyBytes: PositiveInt(256, 64 * 1024 * 1024),
         /** Largest request header block (uWS 20.57's `UWS_HTTP_MAX_HEADERS_SIZE`, fixed once per process when uWS loads). */
         maxHeaderBytes: PositiveInt(1024, 1024 * 1024),
+        /** An SSE answer whose bytes written since its client last caught up pass this is ended (`CLIENT_TOO_SLOW`), backpressure.ts. */
+        maxBufferedBytesPerConnection: PositiveInt(16 * 1024, 256 * 1024 * 1024),
         /** `null` = derive from the bind address (loopback defaults), see http-policy.ts. */
         allowedOrigins: Type.Union([StringList, Type.Null()]),
         allowedHosts: Type.Union([StringList, Type.Null()]),

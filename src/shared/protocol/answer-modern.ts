@@ -26,9 +26,8 @@
  */
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { JsonRpcErrorCode } from '../errors.js';
-import { DEFAULT_LIMITS, type AnswerLimits, type Decision, type ForwardCall } from './answer.js';
-import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
-import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
+import { DEFAULT_LIMITS, type AnswerLimits, type Decision } from './answer.js';
+import { forwardCall, readCallArguments, readCallMeta } from './call-params.js';
 import { decodeHeaderValue, mcpNameField, paramHeaderMismatch, type ParamHeader } from './header-values.js';
 import { exactId } from './id-text.js';
 import { encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
@@ -236,40 +235,14 @@ function modernToolsCall(
     const wrong = paramHeaderMismatch(declared, args, head.paramHeaders);
     if (wrong !== null) return mismatch(id, method, wrong);
   }
+  const call = forwardCall(rawId, encodeId(id), name, true);
+  call.clientCapabilitiesJson = JSON.stringify(capabilities);
+  call.inputResponsesJson = inputResponsesJson;
+  call.requestStateJson = requestState === undefined ? '' : JSON.stringify(requestState);
   // As on the legacy path (answer.ts): the client's bytes are spliced, and nesting is bounded for the Tool Service.
-  const argumentsBytes = p['arguments'] === undefined ? null : argumentsBytesIn(body);
-  let argumentsJson = '{}';
-  if (argumentsBytes === null && p['arguments'] !== undefined) {
-    try {
-      argumentsJson = JSON.stringify(args);
-    } catch {
-      return fail(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method, 200);
-    }
-  }
-  if (nestsDeeperThan(argumentsBytes ?? Buffer.from(argumentsJson), limits.maxArgumentsDepth)) {
-    return fail(id, JsonRpcErrorCode.InvalidParams, `Invalid params: params.arguments nests deeper than ${limits.maxArgumentsDepth} levels (tools.maxArgumentsDepth)`, method, 200);
-  }
-  const token = meta['progressToken'];
-  const level = meta[META.logLevel];
-  const traceparent = typeof meta['traceparent'] === 'string' ? (validTraceparent(meta['traceparent']) ?? '') : '';
-  const call: ForwardCall = {
-    kind: 'forward',
-    method,
-    id: rawId,
-    idText: encodeId(id),
-    toolName: name,
-    argumentsBytes,
-    argumentsJson,
-    progressTokenJson: typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? JSON.stringify(token) : '',
-    logLevel: isMcpLogLevel(level) ? MCP_LOG_LEVELS.indexOf(level) : -1,
-    modern: true,
-    traceparent,
-    tracestate: traceparent !== '' && typeof meta['tracestate'] === 'string' ? (validTracestate(meta['tracestate']) ?? '') : '',
-    baggage: typeof meta['baggage'] === 'string' ? (validBaggage(meta['baggage']) ?? '') : '',
-    clientCapabilitiesJson: JSON.stringify(capabilities),
-    inputResponsesJson,
-    requestStateJson: requestState === undefined ? '' : JSON.stringify(requestState),
-  };
+  const unusable = readCallArguments(call, p, args, body, limits.maxArgumentsDepth);
+  if (unusable !== null) return fail(id, JsonRpcErrorCode.InvalidParams, unusable, method, 200);
+  readCallMeta(call, meta);
   return call;
 }
 

@@ -7,51 +7,12 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { JsonRpcErrorCode } from '../errors.js';
-import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
-import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
+import { forwardCall, readCallArguments, readCallMeta, type ForwardCall } from './call-params.js';
 import { exactId } from './id-text.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
 import { INITIALIZE_PROTOCOL_VERSIONS, isNegotiableProtocolVersion, LATEST_LEGACY_PROTOCOL_VERSION, LEGACY_SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './mcp.js';
-import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging.js';
+import { isMcpLogLevel, MCP_LOG_LEVELS } from './mcp-logging.js';
 import type { Reply } from './reply.js';
-
-/**
- * A checked `tools/call` for the owning shard. The acceptor keeps `idText`
- * (it alone writes the JSON-RPC envelope of the answer); the shard receives
- * only what it needs to resolve, validate and call the tool.
- */
-export interface ForwardCall {
-  kind: 'forward';
-  method: 'tools/call';
-  /** The request id as the JSON text the answer echoes. */
-  idText: string;
-  /** The id as parsed (notifications/cancelled names it). */
-  id: RequestId;
-  toolName: string;
-  /**
-   * The client's own bytes of `params.arguments` (a view into the body), or
-   * null — then `argumentsJson` holds them (`{}` when absent, or serialised
-   * when the bytes could not be located).
-   */
-  argumentsBytes: Uint8Array | null;
-  argumentsJson: string;
-  /** JSON text of `params._meta.progressToken`, `''` when absent or not a string/number. */
-  progressTokenJson: string;
-  /** Index into `MCP_LOG_LEVELS` of the request's own log level, -1 when it names none. */
-  logLevel: number;
-  /** The request speaks 2026-07-28 (answer-modern.ts): the shard shapes the result for that era. */
-  modern: boolean;
-  /** W3C trace context from `params._meta` (SEP-414), validated; `''` when absent or malformed. */
-  traceparent: string;
-  tracestate: string;
-  baggage: string;
-  /** Modern only (`''` otherwise): JSON text of `_meta["io.modelcontextprotocol/clientCapabilities"]`. */
-  clientCapabilitiesJson: string;
-  /** Modern only: JSON text of `params.inputResponses` (MRTR), `''` when absent. */
-  inputResponsesJson: string;
-  /** Modern only: JSON text (a JSON string) of `params.requestState` (MRTR), `''` when absent. */
-  requestStateJson: string;
-}
 
 /** What the acceptor does with a parsed request. */
 export type Decision = { kind: 'reply'; reply: Reply; method: string; outcome: 'ok' | 'rpc_error' | 'accepted'; cancels?: RequestId } | ForwardCall;
@@ -163,59 +124,12 @@ function toolsCall(rawId: RequestId, id: RequestId | ExactId, params: Record<str
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments must be an object', method);
   }
-  // The client's bytes are spliced as they are; serialising the parsed object costs more than finding them.
-  const argumentsBytes = params['arguments'] === undefined ? null : argumentsBytesIn(body);
-  let argumentsJson = '{}';
-  if (argumentsBytes === null && params['arguments'] !== undefined) {
-    try {
-      argumentsJson = JSON.stringify(args);
-    } catch {
-      // JSON.parse is iterative, JSON.stringify recursive: only pathological nesting gets here.
-      return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: params.arguments nests too deeply', method);
-    }
-  }
-  // Tool Services are spared documents nested deeper than the configured bound (many parsers recurse).
-  if (nestsDeeperThan(argumentsBytes ?? Buffer.from(argumentsJson), limits.maxArgumentsDepth)) {
-    return error(id, JsonRpcErrorCode.InvalidParams, `Invalid params: params.arguments nests deeper than ${limits.maxArgumentsDepth} levels (tools.maxArgumentsDepth)`, method);
-  }
+  const call = forwardCall(rawId, encodeId(id), name, false);
+  const unusable = readCallArguments(call, params, args, body, limits.maxArgumentsDepth);
+  if (unusable !== null) return error(id, JsonRpcErrorCode.InvalidParams, unusable, method);
   const meta = params['_meta'];
-  let progressTokenJson = '';
-  let logLevel = -1;
-  let traceparent = '';
-  let tracestate = '';
-  let baggage = '';
-  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta)) {
-    const m = meta as Record<string, unknown>;
-    const token = m['progressToken'];
-    if (typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))) progressTokenJson = JSON.stringify(token);
-    const level = m[LOG_LEVEL_META_KEY];
-    if (isMcpLogLevel(level)) logLevel = MCP_LOG_LEVELS.indexOf(level);
-    // SEP-414 trace context travels in _meta in every revision; malformed values are dropped like the HTTP headers.
-    const tp = m['traceparent'];
-    if (typeof tp === 'string') traceparent = validTraceparent(tp) ?? '';
-    const ts = m['tracestate'];
-    if (traceparent !== '' && typeof ts === 'string') tracestate = validTracestate(ts) ?? '';
-    const bg = m['baggage'];
-    if (typeof bg === 'string') baggage = validBaggage(bg) ?? '';
-  }
-  return {
-    kind: 'forward',
-    method,
-    id: rawId,
-    idText: encodeId(id),
-    toolName: name,
-    argumentsBytes,
-    argumentsJson,
-    progressTokenJson,
-    logLevel,
-    modern: false,
-    traceparent,
-    tracestate,
-    baggage,
-    clientCapabilitiesJson: '',
-    inputResponsesJson: '',
-    requestStateJson: '',
-  };
+  readCallMeta(call, typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : null);
+  return call;
 }
 
 /**

@@ -18,6 +18,7 @@ export const STATUS_LINE: Readonly<Record<number, string>> = Object.freeze({
   415: '415 Unsupported Media Type',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
+  501: '501 Not Implemented',
   503: '503 Service Unavailable',
 });
 

@@ -7,7 +7,7 @@
  * any streamed events of that call; a cancelled call sends nothing more.
  */
 import type { Logger } from '../../shared/log.js';
-import { CallOutcome, type CallRequest } from '../../shared/calls.js';
+import { CallOutcome, PooledCallRequest } from '../../shared/calls.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
 import { MCP_LOG_LEVELS, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
@@ -35,23 +35,7 @@ export class AcceptorLink {
 }
 
 /** One call on this shard. Pooled: every field is reset when a call starts. */
-export class ShardCall implements UpstreamCall, CallRequest {
-  routeKey = '';
-  toolName = '';
-  argumentsJson = '';
-  requestId = '';
-  sessionId = '';
-  traceparent = '';
-  progressTokenJson = '';
-  logLevel = -1;
-  sse = false;
-  modern = false;
-  tracestate = '';
-  baggage = '';
-  clientCapabilitiesJson = '';
-  inputResponsesJson = '';
-  requestStateJson = '';
-  identity = '';
+export class ShardCall extends PooledCallRequest implements UpstreamCall {
   /** Set before the upstream call; a stale reference between calls is harmless (never read). */
   tool!: CatalogTool;
   /** The resolved tool (its output validator shapes the answer); set with `tool`. */
@@ -72,7 +56,9 @@ export class ShardCall implements UpstreamCall, CallRequest {
   /** Timings, upstream cause and spans of the current call (call-observer.ts). */
   readonly observation = new Observation();
 
-  constructor(private readonly executor: CallExecutor) {}
+  constructor(private readonly executor: CallExecutor) {
+    super();
+  }
 
   /** NDJSON progress/log frame → notification event (contract v0.3 rules), bound once per pooled object. */
   readonly forwardFrame = (frame: StreamFrame): void => this.executor.forward(this, frame);

@@ -18,6 +18,7 @@
  */
 import type { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
+import type { CallRequest } from '../../shared/calls.js';
 import { Http1Agent, HTTP1_DEFAULTS, type OriginOptions } from './http1/agent.js';
 import type { StreamFrame } from './notification-forwarder.js';
 import type { MappedResult } from './tool-result.js';
@@ -43,29 +44,20 @@ export interface UpstreamOptions {
   credentials?: UpstreamCredentials;
 }
 
-/** One tool call. Pooled and reused by the shard: one call at a time per object. */
-export interface UpstreamCall {
+/**
+ * One tool call. Pooled and reused by the shard: one call at a time per
+ * object. What it sends comes from the {@link CallRequest} fields (see there):
+ * `argumentsJson` already validated; the context headers and the v1.1 body
+ * members `''` when absent. A context value with a byte outside 0x20–0x7E (it
+ * could split the header block) fails the call unsent (`unreachable`);
+ * `identity` is sent only to origins whose profile has `forwardIdentity`.
+ */
+export interface UpstreamCall
+  extends Pick<
+    CallRequest,
+    'argumentsJson' | 'routeKey' | 'requestId' | 'sessionId' | 'traceparent' | 'tracestate' | 'baggage' | 'clientCapabilitiesJson' | 'inputResponsesJson' | 'requestStateJson' | 'identity'
+  > {
   tool: CatalogTool;
-  /** Already validated JSON text of `params.arguments`. */
-  argumentsJson: string;
-  routeKey: string;
-  /** Context headers; '' = absent. A byte outside 0x20–0x7E (it could split the header block) fails the call unsent (`unreachable`). */
-  requestId: string;
-  sessionId: string;
-  traceparent: string;
-  /** W3C `tracestate` and `baggage` (SEP-414), '' = absent; forwarded as headers like `traceparent`. */
-  tracestate: string;
-  baggage: string;
-  /**
-   * Contract v1.1 body members of a 2026-07-28 call, '' = absent (always on
-   * legacy calls): the client's capabilities and its MRTR `inputResponses` /
-   * `requestState`, each as JSON text.
-   */
-  clientCapabilitiesJson: string;
-  inputResponsesJson: string;
-  requestStateJson: string;
-  /** Caller identity JSON (see `CallRequest.identity`); sent only to origins whose profile has `forwardIdentity`. */
-  identity?: string;
   /** Receives NDJSON progress/log frames as they arrive (SSE answers only). */
   onFrame: ((frame: StreamFrame) => void) | null;
   /** Called once when the Tool Service starts an NDJSON stream. */
