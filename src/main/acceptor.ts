@@ -182,7 +182,7 @@ export class Acceptor {
     const method = req.getMethod();
     const path = req.getUrl();
     if (fault !== null) {
-      this.edge.refuseHead(res, fault);
+      this.edge.refuseHead(res, fault, method === 'head');
       return;
     }
     if (!KNOWN_METHODS.has(method)) {

@@ -45,6 +45,8 @@ interface HeadRefusal {
   fault: HeadFault;
   aborted: boolean;
   startedAt: number;
+  /** A HEAD request: the 400 goes without its body. */
+  head: boolean;
 }
 
 /** One acceptor thread's answers at the HTTP layer. */
@@ -54,8 +56,8 @@ export class HttpEdge {
   constructor(private readonly metrics: AcceptorMetrics) {}
 
   /** A head {@link RequestHeadCopy.read} refused: 400 and close at the end of the read (see the file comment). */
-  refuseHead(res: HttpResponse, fault: HeadFault): void {
-    const refusal: HeadRefusal = { res, fault, aborted: false, startedAt: performance.now() };
+  refuseHead(res: HttpResponse, fault: HeadFault, head: boolean): void {
+    const refusal: HeadRefusal = { res, fault, aborted: false, startedAt: performance.now(), head };
     res.onAborted(() => {
       refusal.aborted = true;
     });
@@ -86,6 +88,10 @@ export class HttpEdge {
   private answerRefusal(r: HeadRefusal): void {
     this.metrics.record('(none)', 'http', 'bad_header', (performance.now() - r.startedAt) / 1000);
     if (r.aborted) return; // uWS closed the connection: a further request followed in the same read
+    if (r.head) {
+      r.res.cork(() => r.res.writeStatus('400 Bad Request').end(undefined, true));
+      return;
+    }
     const reply: Reply = {
       status: 400,
       contentType: 'application/json',

@@ -153,7 +153,7 @@ export interface RawExchange {
 export function rawExchange(
   port: number,
   writes: Array<string | Buffer>,
-  options: { waitMs?: number; gapMs?: number; expectResponses?: number; head?: boolean } = {},
+  options: { waitMs?: number; gapMs?: number; expectResponses?: number; head?: boolean | readonly boolean[] } = {},
 ): Promise<RawExchange> {
   const { waitMs = 3_000, gapMs = 0, expectResponses = Infinity, head = false } = options;
   return new Promise((resolve) => {
@@ -197,11 +197,12 @@ export function rawExchange(
  * Splits a server's byte stream into HTTP/1.1 responses, strictly: each must
  * have a status line `HTTP/1.1 NNN reason`, header lines `name: value`, and a
  * body framed by `Content-Length` or chunked coding (no body after `HEAD`
- * when `head`, nor for 1xx/204/304), or — `closed`: the server closed the
+ * when `head` — for every response, or per response when an array — nor
+ * for 1xx/204/304), or — `closed`: the server closed the
  * connection — by the close. Stops at the first thing that is not a
  * complete well-formed response; that and what follows is `rest`.
  */
-export function splitResponses(buf: Buffer, head = false, closed = false): { responses: RawAnswer[]; rest: Buffer } {
+export function splitResponses(buf: Buffer, head: boolean | readonly boolean[] = false, closed = false): { responses: RawAnswer[]; rest: Buffer } {
   const responses: RawAnswer[] = [];
   let at = 0;
   for (;;) {
@@ -225,7 +226,15 @@ export function splitResponses(buf: Buffer, head = false, closed = false): { res
     const status = Number(statusMatch[1]);
     let bodyStart = end + 4;
     let body: Buffer;
-    if (head || status < 200 || status === 204 || status === 304) body = Buffer.alloc(0);
+    const headAnswer = typeof head === 'boolean' ? head : (head[responses.length] ?? false);
+    const closeDelimited = headers['transfer-encoding'] === undefined && headers['content-length'] === undefined && status >= 200 && status !== 204 && status !== 304;
+    if (closeDelimited && !closed) break; // complete only once the connection ends
+    if (closeDelimited) {
+      // RFC 9112 §6.3 (8): no framing, the body ends with the connection — uWS 20.57's own 400/431/505 pages,
+      // which it sends whatever the method (harmless after a HEAD: nothing follows on the connection).
+      body = buf.subarray(bodyStart);
+      bodyStart = buf.length;
+    } else if (headAnswer || status < 200 || status === 204 || status === 304) body = Buffer.alloc(0);
     else if (headers['transfer-encoding'] === 'chunked') {
       const parts: Buffer[] = [];
       let p = bodyStart;
@@ -251,11 +260,7 @@ export function splitResponses(buf: Buffer, head = false, closed = false): { res
       if (buf.length < bodyStart + n) break;
       body = buf.subarray(bodyStart, bodyStart + n);
       bodyStart += n;
-    } else if (closed) {
-      // RFC 9112 §6.3 (8): no framing, the body ends with the connection (uWS 20.57's own 400/431/505 pages).
-      body = buf.subarray(bodyStart);
-      bodyStart = buf.length;
-    } else break;
+    } else break; // framing no well-formed response has: an unknown Transfer-Encoding, a bad Content-Length
     responses.push(answer(status, headers, body.toString('utf8')));
     at = bodyStart;
   }
