@@ -69,7 +69,9 @@ for (let round = 0; round < ROUNDS; round++) {
   const row: number[] = [];
   for (const v of variants) row.push(await run(v.observer));
   const base = row[0] ?? Number.NaN;
-  variants.forEach((v, i) => extra.set(v.name, [...(extra.get(v.name) ?? []), (row[i] ?? Number.NaN) - base]));
+  variants.forEach((v, i) => {
+    extra.set(v.name, [...(extra.get(v.name) ?? []), (row[i] ?? Number.NaN) - base]);
+  });
 }
 process.stderr.write(`CPU per call above "no observer" (same round), median of ${ROUNDS} rounds, one call per event-loop turn:\n`);
 for (const v of variants.slice(1)) process.stderr.write(`  ${v.name.padEnd(34)} ${median(extra.get(v.name) ?? []).toFixed(2).padStart(6)} µs\n`);

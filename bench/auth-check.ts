@@ -75,9 +75,15 @@ async function main(): Promise<void> {
   const variants = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
   const variantOf = (filter: NonNullable<RequestAuth['filter']>): Uint8Array => {
     let byKey = variants.get(template);
-    if (byKey === undefined) variants.set(template, (byKey = new Map()));
+    if (byKey === undefined) {
+      byKey = new Map();
+      variants.set(template, byKey);
+    }
     let v = byKey.get(filter.key);
-    if (v === undefined) byKey.set(filter.key, (v = filterListTemplate(template, (n) => filter.allows(n))));
+    if (v === undefined) {
+      v = filterListTemplate(template, (n) => filter.allows(n));
+      byKey.set(filter.key, v);
+    }
     return v;
   };
 

@@ -17,7 +17,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 const { values } = parseArgs({
   options: {
-    port: { type: 'string', default: process.env.PORT ?? '0' },
+    port: { type: 'string', default: process.env['PORT'] ?? '0' },
     host: { type: 'string', default: '127.0.0.1' },
     tools: { type: 'string', default: '50' },
   },

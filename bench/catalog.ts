@@ -148,7 +148,7 @@ function pad2(n: number): string {
 }
 
 /** Optional properties a tool may carry besides its fixed core. */
-function optionalProperties(d: Domain, entity: string): Array<[string, JsonSchema]> {
+function optionalProperties(): Array<[string, JsonSchema]> {
   return [
     ['limit', { type: 'integer', minimum: 1, maximum: 200, default: 25 }],
     ['includeArchived', { type: 'boolean', default: false }],
@@ -160,7 +160,7 @@ function optionalProperties(d: Domain, entity: string): Array<[string, JsonSchem
 }
 
 /** The nested-object property, rotating between three realistic shapes. */
-function objectProperty(d: Domain, entity: string, variant: number): [string, JsonSchema] {
+function objectProperty(d: Domain, variant: number): [string, JsonSchema] {
   switch (variant % 3) {
     case 0:
       return ['dateRange', {
@@ -192,7 +192,7 @@ function objectProperty(d: Domain, entity: string, variant: number): [string, Js
 }
 
 /** The array property: either plain field names or an array of objects. */
-function arrayProperty(d: Domain, entity: string, variant: number): [string, JsonSchema] {
+function arrayProperty(d: Domain, variant: number): [string, JsonSchema] {
   if (variant % 2 === 0) {
     return ['fields', {
       type: 'array',
@@ -236,13 +236,13 @@ function buildTool(i: number): ManifestTool {
   // Every third tool (tool 0 included, which quick.ts calls) carries both a
   // nested object and an array; the others one of the two, alternating.
   const wide = i % 3 === 0;
-  if (wide || i % 2 === 0) props.push(objectProperty(d, entity, i + Math.floor(rand() * 3)));
-  if (wide || i % 2 === 1) props.push(arrayProperty(d, entity, i + Math.floor(rand() * 2)));
+  if (wide || i % 2 === 0) props.push(objectProperty(d, i + Math.floor(rand() * 3)));
+  if (wide || i % 2 === 1) props.push(arrayProperty(d, i + Math.floor(rand() * 2)));
   if (verb.key === 'create' || verb.key === 'approve') required.push('status');
 
   // Extra optional properties up to 8 in total, at least 4; skewed towards
   // few (most real tools are small, a few are wide).
-  const extras = optionalProperties(d, entity);
+  const extras = optionalProperties();
   const minExtra = 4 - props.length;
   const extraCount = minExtra + Math.floor(rand() ** 3 * (9 - props.length - minExtra));
   const start = Math.floor(rand() * extras.length);

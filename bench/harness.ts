@@ -114,7 +114,7 @@ function installExitHandlers(): void {
   // 'exit' handlers must be synchronous: SIGKILL is the only sure option.
   process.on('exit', () => {
     for (const pid of live.keys()) signalGroup(pid, 'SIGKILL');
-    if (scratchDir !== undefined && process.env.BENCH_KEEP_TMP !== '1') rmSync(scratchDir, { recursive: true, force: true });
+    if (scratchDir !== undefined && process.env['BENCH_KEEP_TMP'] !== '1') rmSync(scratchDir, { recursive: true, force: true });
   });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {

@@ -169,7 +169,8 @@ function readBody(res: HttpResponse, onAbort: () => void, onBody: (body: Uint8Ar
     }
     const copy = new Uint8Array(chunk.slice(0));
     if (!isLast) {
-      (chunks ??= []).push(copy);
+      chunks ??= [];
+      chunks.push(copy);
       return;
     }
     done = true;

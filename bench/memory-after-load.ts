@@ -57,8 +57,8 @@ const o = {
   settleSec: positive('--settle', values.settle, 5, 0, false),
   refreshMs: positive('--refresh-ms', values['refresh-ms'], 1000, 10, true),
 };
-const compareNode = values['compare-node'] ?? env.MCP_BENCH_COMPARE_NODE;
-const nodes = [values.node ?? env.MCP_BENCH_NODE ?? process.execPath, ...(compareNode !== undefined && compareNode !== '' ? [compareNode] : [])];
+const compareNode = values['compare-node'] ?? env['MCP_BENCH_COMPARE_NODE'];
+const nodes = [values.node ?? env['MCP_BENCH_NODE'] ?? process.execPath, ...(compareNode !== undefined && compareNode !== '' ? [compareNode] : [])];
 
 /** Figures of one runtime. */
 interface MemoryResult {

@@ -61,7 +61,7 @@ function start(dir: string): void {
   sample();
 }
 
-const dir = process.env.BENCH_THREAD_DIR;
+const dir = process.env['BENCH_THREAD_DIR'];
 if (dir !== undefined && dir !== '') {
   try {
     start(dir);

@@ -70,7 +70,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   // Auth rows run on a second gateway of the primary runtime that has auth configured: with any route
   // protected, every request pays the "is this route protected" step, and the other rows measure the default.
   const auth: BenchAuth | undefined = AUTH_WORKLOADS.some((w) => wanted.has(w)) ? await benchAuth(scratch()) : undefined;
-  const authRoutes: Record<string, ServiceEntry[]> = { ...routes, [KEY_ROUTE]: routes.bench ?? [], [JWT_ROUTE]: routes.bench ?? [] };
+  const authRoutes: Record<string, ServiceEntry[]> = { ...routes, [KEY_ROUTE]: routes['bench'] ?? [], [JWT_ROUTE]: routes['bench'] ?? [] };
 
   const gateways: Array<Entry<StartedGateway>> = [];
   let authGateway: Entry<StartedGateway> | undefined;

@@ -120,21 +120,21 @@ export function parseOptions(argv: string[], preset: Preset): Options {
   }
   const env = process.env;
   const quick = preset === 'quick';
-  const acceptorsRaw = nonEmpty(values.acceptors ?? env.BENCH_ACCEPTORS);
-  const shardsRaw = nonEmpty(values.shards ?? env.BENCH_SHARDS);
+  const acceptorsRaw = nonEmpty(values.acceptors ?? env['BENCH_ACCEPTORS']);
+  const shardsRaw = nonEmpty(values.shards ?? env['BENCH_SHARDS']);
   return {
     preset,
-    connections: positive('--connections', values.connections ?? env.BENCH_CONNECTIONS, 50, 1, true),
-    durationSec: positive('--duration', values.duration ?? env.BENCH_DURATION, quick ? 4 : 5, 0.5, false),
-    warmupSec: positive('--warmup', values.warmup ?? env.BENCH_WARMUP, 1, 0, false),
-    repeats: positive('--repeats', values.repeats ?? env.BENCH_REPEATS, quick ? 1 : 3, 1, true),
+    connections: positive('--connections', values.connections ?? env['BENCH_CONNECTIONS'], 50, 1, true),
+    durationSec: positive('--duration', values.duration ?? env['BENCH_DURATION'], quick ? 4 : 5, 0.5, false),
+    warmupSec: positive('--warmup', values.warmup ?? env['BENCH_WARMUP'], 1, 0, false),
+    repeats: positive('--repeats', values.repeats ?? env['BENCH_REPEATS'], quick ? 1 : 3, 1, true),
     acceptors: acceptorsRaw === undefined ? undefined : positive('--acceptors', acceptorsRaw, 1, 1, true),
     shards: shardsRaw === undefined ? undefined : positive('--shards', shardsRaw, 1, 1, true),
     sweep: values.sweep,
-    combos: parseCombos(values.combos ?? env.BENCH_COMBOS),
+    combos: parseCombos(values.combos ?? env['BENCH_COMBOS']),
     workloads: parseWorkloads(values.only ?? (quick ? 'list50,call' : undefined)),
     write: !quick && !values['no-write'],
-    node: nonEmpty(values.node ?? env.MCP_BENCH_NODE) ?? process.execPath,
-    compareNode: nonEmpty(values['compare-node'] ?? env.MCP_BENCH_COMPARE_NODE),
+    node: nonEmpty(values.node ?? env['MCP_BENCH_NODE']) ?? process.execPath,
+    compareNode: nonEmpty(values['compare-node'] ?? env['MCP_BENCH_COMPARE_NODE']),
   };
 }

@@ -64,7 +64,7 @@ function chart(o: Options, state: RunState, summaries: Summary[], date: string):
   return renderChart(
     groups,
     `mcp-route-gateway benchmark, ${date}`,
-    `servers on node ${state.runtimes[0]?.version ?? String(m.node)}, ${String(m.cores)} cores (${String(m.cpu)}) · gateway ${workersText(o)} · ${o.connections} connections · ${o.durationSec} s × ${o.repeats} repeats, medians`,
+    `servers on node ${state.runtimes[0]?.version ?? String(m['node'])}, ${String(m['cores'])} cores (${String(m['cpu'])}) · gateway ${workersText(o)} · ${o.connections} connections · ${o.durationSec} s × ${o.repeats} repeats, medians`,
   );
 }
 

@@ -61,8 +61,8 @@ export interface StartedGateway extends Started {
 /** The gateway's config: static routes, log level warn, optional layout, refresh interval and `auth` section. */
 export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[]>, o: { acceptors: number | undefined; shards: number | undefined }, refreshIntervalMs?: number, auth?: object): object {
   const workers: Record<string, number> = {};
-  if (o.acceptors !== undefined) workers.acceptors = o.acceptors;
-  if (o.shards !== undefined) workers.shards = o.shards;
+  if (o.acceptors !== undefined) workers['acceptors'] = o.acceptors;
+  if (o.shards !== undefined) workers['shards'] = o.shards;
   return {
     server: { host: '127.0.0.1', port },
     workers,
@@ -78,7 +78,7 @@ export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[
 
 /** The gateway's command on `runtime`, or BENCH_GATEWAY_CMD split on whitespace with placeholders filled. */
 function gatewayCommand(runtime: Runtime, configFile: string, port: number): { cmd: string; args: string[] } {
-  const override = process.env.BENCH_GATEWAY_CMD;
+  const override = process.env['BENCH_GATEWAY_CMD'];
   if (override === undefined || override.trim() === '') {
     const cli = fromBench('../src/main/cli.js');
     if (!existsSync(cli)) throw new Error(`gateway not built (${cli} missing): run npm run build`);
@@ -98,7 +98,7 @@ function gatewayCommand(runtime: Runtime, configFile: string, port: number): { c
  */
 function threadProbeEnv(dir: string): Record<string, string> {
   const probe = pathToFileURL(fromBench('thread-probe.js')).href;
-  const inherited = process.env.NODE_OPTIONS ?? '';
+  const inherited = process.env['NODE_OPTIONS'] ?? '';
   return { NODE_OPTIONS: `${inherited} --import=${probe}`.trim(), [THREAD_DIR_ENV]: dir };
 }
 

@@ -94,9 +94,18 @@ export class AcceptorThread {
     return promise;
   }
 
-  /** Kills the thread as a crash would (drills and tests). */
+  /**
+   * Kills the thread as a crash would (drills and tests): an uncaught
+   * exception inside it (acceptor-worker.ts `crash`), never
+   * `worker.terminate()`, which would leave uWS sockets open and abort the
+   * process. Resolves when the thread has exited.
+   */
   kill(): Promise<void> {
-    return this.supervisor.kill();
+    const worker = this.supervisor.current;
+    if (worker === null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ type: 'crash' } satisfies MainToAcceptor);
+    return exited;
   }
 
   /** The drain began: the thread's answers carry `Connection: close` from now on. */

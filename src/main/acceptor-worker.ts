@@ -44,8 +44,35 @@ const acceptor = new Acceptor({
   },
 });
 
+/**
+ * A thread must not end with uWS sockets open: Node then aborts the whole
+ * process ("uv_loop_close() while having open handles"), which would turn a
+ * bug in one acceptor thread into the loss of every connection of every
+ * thread. So a crash closes this thread's sockets first and exits with code
+ * 1; the main thread's Supervisor restarts it (its clients reconnect to the
+ * other acceptors meanwhile: same port, SO_REUSEPORT). This is also why
+ * `kill()` of an acceptor thread posts `crash` instead of `worker.terminate()`.
+ */
+function crash(err: unknown): void {
+  log.fatal({ err }, 'acceptor thread crashed; closing its connections');
+  try {
+    acceptor.abort();
+    acceptor.closeChannels();
+  } finally {
+    flushLogs();
+    process.exit(1);
+  }
+}
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
+
 parent.on('message', (msg: MainToAcceptor) => {
   switch (msg.type) {
+    case 'crash':
+      setImmediate(() => {
+        throw new Error('crash drill: acceptor thread killed by the main thread');
+      });
+      break;
     case 'routes':
       acceptor.applyRoutes(msg.updates, msg.loaded, msg.pending);
       break;

@@ -58,13 +58,14 @@ export async function startAdminListener(options: { host: string; port: number; 
 
 function serve(req: IncomingMessage, res: ServerResponse, health: HealthSource, log: Logger): void {
   const path = (req.url ?? '').split('?', 1)[0];
-  if (req.method !== 'GET') return send(res, 404, 'application/json', NOT_FOUND);
-  if (path === '/health/live') return send(res, 200, 'application/json', LIVE);
-  if (path === '/health/ready') {
+  if (req.method !== 'GET') {
+    send(res, 404, 'application/json', NOT_FOUND);
+  } else if (path === '/health/live') {
+    send(res, 200, 'application/json', LIVE);
+  } else if (path === '/health/ready') {
     const r = health.readiness();
-    return send(res, r.status, 'application/json', r.body);
-  }
-  if (path === '/metrics') {
+    send(res, r.status, 'application/json', r.body);
+  } else if (path === '/metrics') {
     health.metrics().then(
       (m) => send(res, 200, m.contentType, m.text),
       (err: unknown) => {
@@ -72,9 +73,9 @@ function serve(req: IncomingMessage, res: ServerResponse, health: HealthSource, 
         send(res, 500, 'text/plain', 'metrics unavailable\n');
       },
     );
-    return;
+  } else {
+    send(res, 404, 'application/json', NOT_FOUND);
   }
-  send(res, 404, 'application/json', NOT_FOUND);
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string): void {

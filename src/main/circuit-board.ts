@@ -33,7 +33,10 @@ export class CircuitBoard {
       if (shards?.size === 0) this.open.delete(service);
       return;
     }
-    if (shards === undefined) this.open.set(service, (shards = new Map()));
+    if (shards === undefined) {
+      shards = new Map();
+      this.open.set(service, shards);
+    }
     shards.set(shard, at);
   }
 

@@ -22,7 +22,7 @@ import { GatewayError } from '../shared/errors.js';
 import { flushLogs } from '../shared/log.js';
 import { SERVER_INFO } from '../shared/protocol/mcp.js';
 import { CliUsageError, parseCliArgs, USAGE, type CliCommand } from './cli-args.js';
-import { startGateway } from './gateway.js';
+import { startGateway, type Gateway } from './gateway.js';
 
 const NAME = 'mcp-route-gateway';
 /** After the drain's own bound (delay + timeout): time to stop the threads and exit. The manifests' grace period includes it. */
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  let gateway;
+  let gateway: Gateway;
   try {
     gateway = await startGateway(config);
   } catch (err) {

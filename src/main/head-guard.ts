@@ -26,6 +26,7 @@ import type { ParamHeader } from '../shared/protocol/header-values.js';
 export type HeadFault = 'duplicate Content-Length' | 'duplicate Host' | 'Transfer-Encoding with Content-Length' | 'control character in a header value';
 
 /** C0 controls other than HTAB, and DEL (RFC 9110 §5.5: field values are VCHAR, SP, HTAB and obs-text). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this expression's job
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 /** The request head as the MCP endpoint needs it ('' = header absent). */

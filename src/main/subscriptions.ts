@@ -76,7 +76,10 @@ export class Subscriptions {
     const filter = toolsListChanged ? '{"toolsListChanged":true}' : '{}';
     res.write(sseEvent(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"${META.subscriptionId}":${idText}},"notifications":${filter}}}`));
     let set = this.byRoute.get(routeKey);
-    if (set === undefined) this.byRoute.set(routeKey, (set = new Set()));
+    if (set === undefined) {
+      set = new Set();
+      this.byRoute.set(routeKey, set);
+    }
     set.add(sub);
     this.count++;
     if (this.timer === null && this.options.keepAliveMs > 0) {
@@ -127,7 +130,7 @@ export class Subscriptions {
     if (sub.closed) return;
     sub.closed = true;
     const set = this.byRoute.get(sub.routeKey);
-    if (set !== undefined && set.delete(sub) && set.size === 0) this.byRoute.delete(sub.routeKey);
+    if (set?.delete(sub) && set.size === 0) this.byRoute.delete(sub.routeKey);
     this.count--;
     if (this.count === 0 && this.timer !== null) {
       clearInterval(this.timer);

@@ -45,14 +45,19 @@ class LabelIndex {
 
   private level(node: Map<string, unknown>, key: string): Map<string, unknown> {
     let next = node.get(key) as Map<string, unknown> | undefined;
-    if (next === undefined) node.set(key, (next = new Map()));
+    if (next === undefined) {
+      next = new Map();
+      node.set(key, next);
+    }
     return next;
   }
 }
 
 function labelsOf(names: readonly string[], values: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  names.forEach((n, i) => (out[n] = values[i] as string));
+  names.forEach((n, i) => {
+    out[n] = values[i] as string;
+  });
   return out;
 }
 

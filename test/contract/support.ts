@@ -96,7 +96,10 @@ export class ExampleGateways {
   add(route: string, baseUrl: string, overrides: Record<string, unknown> = {}): void {
     const key = JSON.stringify(overrides);
     let group = this.groups.get(key);
-    if (group === undefined) this.groups.set(key, (group = { overrides, routes: {} }));
+    if (group === undefined) {
+      group = { overrides, routes: {} };
+      this.groups.set(key, group);
+    }
     group.routes[route] = [{ id: `${route}-service`, baseUrl }];
   }
 

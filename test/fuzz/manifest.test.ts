@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validateManifest, type ManifestPolicy } from '../../src/shared/catalog/manifest.js';
-import { mergeRoute } from '../../src/shared/catalog/merge.js';
+import { mergeRoute, type MergedRoute } from '../../src/shared/catalog/merge.js';
 import { GatewayError, GatewayErrorCode } from '../../src/shared/errors.js';
 import { decodeSnapshot, encodeSnapshot } from '../../src/shared/snapshot/layout.js';
 import { compileArgumentValidator } from '../../src/workers/shard/validator-cache.js';
@@ -34,7 +34,7 @@ describe('fuzz: manifests through validation, merge, snapshot and the shard vali
           return;
         }
         seen.accepted++;
-        let catalog;
+        let catalog: MergedRoute;
         try {
           catalog = mergeRoute('core', [{ serviceId: 'svc', tools: result.tools }], { maxToolsPerRoute: 4, source: 'static', now: 0 });
         } catch (err) {

@@ -66,7 +66,7 @@ export async function mcpPost(gw: Gateway, route: string, body: unknown, headers
 export async function httpRequest(gw: Gateway, path: string, init: RequestInit = {}): Promise<HttpAnswer> {
   const res = await fetch(`http://127.0.0.1:${gw.port}${path}`, init);
   const text = await res.text();
-  let json: unknown = undefined;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {

@@ -57,7 +57,7 @@ function tryParse(buf: Buffer): RawAnswer | null {
 }
 
 function answer(status: number, headers: Record<string, string>, body: string): RawAnswer {
-  let json: unknown = undefined;
+  let json: unknown;
   try {
     json = JSON.parse(body);
   } catch {
@@ -97,7 +97,10 @@ export function rawRequest(port: number, request: RawRequest, timeoutMs = 10_000
         return;
       }
       const parsed = tryParse(received);
-      if (parsed) return finish(null, parsed);
+      if (parsed) {
+        finish(null, parsed);
+        return;
+      }
       const head = tryParseHeadOnly(received.subarray(0, end));
       finish(null, answer(head.status, head.headers, received.subarray(end + 4).toString('utf8')));
     };

@@ -105,7 +105,9 @@ describe('atomic catalog swaps under load', { timeout: 120_000 }, () => {
       if (answered - bumpedAt < BUMP_EVERY || !seen.has(version)) return;
       bumpedAt = answered;
       version++;
-      services.forEach((s, i) => s.setManifest(manifest(ROUTES[i] as string, version)));
+      services.forEach((s, i) => {
+        s.setManifest(manifest(ROUTES[i] as string, version));
+      });
     };
 
     const origin = `http://127.0.0.1:${gw.port}`;

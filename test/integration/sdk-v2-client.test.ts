@@ -130,7 +130,7 @@ describe('MCP SDK v2 client (2.4.0) in every version-negotiation mode', () => {
       }
       // The Tool Service saw a 2026-07-28 call (contract v1.1 carries the client's capabilities).
       const call = svc.requests.findLast((r) => r.path === '/tools/echo');
-      expect((call?.body as { clientCapabilities?: unknown }).clientCapabilities).toEqual({ elicitation: {} });
+      expect((call?.body as { clientCapabilities?: unknown } | undefined)?.clientCapabilities).toEqual({ elicitation: {} });
     } finally {
       await client.close();
     }
@@ -162,7 +162,7 @@ describe('MCP SDK v2 client (2.4.0) in every version-negotiation mode', () => {
       const calls = sent.filter((s) => s.body?.method === 'tools/call');
       expect(calls).toHaveLength(2);
       const retry = svc.requests.findLast((r) => r.path === '/tools/whoami');
-      expect((retry?.body as { inputResponses?: unknown }).inputResponses).toEqual({ who: { action: 'accept', content: { name: 'Ada' } } });
+      expect((retry?.body as { inputResponses?: unknown } | undefined)?.inputResponses).toEqual({ who: { action: 'accept', content: { name: 'Ada' } } });
     } finally {
       await client.close();
     }

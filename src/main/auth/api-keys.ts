@@ -45,15 +45,16 @@ export class ApiKeyStore {
   ) {
     this.header = config.header;
     this.inline = table(config.keyHashes ?? {}, `auth.providers.${name}.keyHashes`);
+    const path = config.keyHashesFile;
     this.file =
-      config.keyHashesFile === undefined
+      path === undefined
         ? null
         : new WatchedFile(
-            config.keyHashesFile,
+            path,
             (text) => {
               const doc: unknown = parseYaml(text, { maxAliasCount: 0 });
-              if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error(`${config.keyHashesFile}: must be a mapping name → digest`);
-              return table(doc as Record<string, unknown>, config.keyHashesFile as string);
+              if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new Error(`${path}: must be a mapping name → digest`);
+              return table(doc as Record<string, unknown>, path);
             },
             secretFileCheckMs,
             onProblem,

@@ -23,6 +23,7 @@
  * ~310 lines: the decision diagram above is one function of its parts
  * (token cache, verifiers, keys, limits), each in its own module already.
  */
+import assert from 'node:assert';
 import { decodeJwt } from 'jose';
 import { authUnavailableReply, rateLimitedReply, routeChallenges, routeResource, type RouteChallenges, type RouteResource } from '../../shared/auth/challenge.js';
 import type { AuthConfig } from '../../shared/auth/config-schema.js';
@@ -152,7 +153,9 @@ export class Authenticator {
     const policy = name === null ? undefined : this.policies.get(name);
     if (policy === undefined) r = null;
     else {
-      const resource = routeResource(this.config.resourceBaseUrl as string, routeKey);
+      const base = this.config.resourceBaseUrl;
+      assert(base !== null, 'auth.resourceBaseUrl is required when a route has a policy (config-schema.ts validates it)');
+      const resource = routeResource(base, routeKey);
       const challenges = routeChallenges(resource, policy.scopesSupported);
       const audiences = new Map<string, readonly string[]>();
       for (const p of policy.providers) {

@@ -18,6 +18,7 @@
  * period in steady state, plus at most `acceptors` times per cooldown while
  * unknown `kid`s arrive. JWKS from a file: re-read when the file changes.
  */
+import assert from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -86,7 +87,8 @@ export class JwtVerifier {
       this.keys = (header, token) => file.value(header, token);
       return;
     }
-    const url = new URL(config.jwksUrl as string);
+    assert(config.jwksUrl !== undefined, 'a JWT provider has exactly one of jwksUrl and jwksFile (config-schema.ts validates it)');
+    const url = new URL(config.jwksUrl);
     const agent = config.jwksCaFile !== undefined ? new Agent({ connect: { ca: readFileSync(config.jwksCaFile, 'utf8') } }) : null;
     this.agent = agent;
     this.keys = createRemoteJWKSet(url, {
@@ -138,7 +140,8 @@ export class JwtVerifier {
       scopes: scopesOf(payload),
       claims: Object.freeze({ ...payload }),
     });
-    return { kind: 'ok', principal, audiences, expiresAtMs: ((payload.exp as number) + this.clockTolerance) * 1000 };
+    assert(typeof payload.exp === 'number', 'jose verified the required exp claim (a NumericDate)');
+    return { kind: 'ok', principal, audiences, expiresAtMs: (payload.exp + this.clockTolerance) * 1000 };
   }
 
   close(): void {

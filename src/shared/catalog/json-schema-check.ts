@@ -83,7 +83,7 @@ function structureProblems(schema: unknown, at: string, depth: number, linear: b
     const list = s[k];
     if (list === undefined) continue;
     if (!Array.isArray(list) || list.length === 0) problems.push(`${at}/${k}: must be a non-empty array of schemas`);
-    else list.forEach((sub, i) => problems.push(...structureProblems(sub, `${at}/${k}/${i}`, depth + 1, linear)));
+    else for (const [i, sub] of list.entries()) problems.push(...structureProblems(sub, `${at}/${k}/${i}`, depth + 1, linear));
   }
   return problems;
 }

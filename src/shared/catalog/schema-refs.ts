@@ -54,7 +54,8 @@ function collect(root: Schema): { nodes: Node[]; ids: Map<string, Schema>; ancho
     for (const k of [...IN_PLACE_VALUES, ...DESCENDING_VALUES]) if (isSchemaObject(s[k])) stack.push({ schema: s[k], at: `${node.at}/${k}` });
     for (const k of [...IN_PLACE_LISTS, ...DESCENDING_LISTS]) {
       const list = s[k];
-      if (Array.isArray(list)) list.forEach((sub, i) => isSchemaObject(sub) && stack.push({ schema: sub, at: `${node.at}/${k}/${i}` }));
+      if (!Array.isArray(list)) continue;
+      for (const [i, sub] of list.entries()) if (isSchemaObject(sub)) stack.push({ schema: sub, at: `${node.at}/${k}/${i}` });
     }
     for (const k of [...IN_PLACE_MAPS, ...DESCENDING_MAPS, ...DEFINITION_MAPS]) {
       const map = s[k];
@@ -86,7 +87,7 @@ function resolve(ref: string, root: Schema, ids: Map<string, Schema>, anchors: M
   let target: unknown = document;
   for (const raw of decoded.slice(1).split('/')) {
     const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof target !== 'object' || target === null || !Object.prototype.hasOwnProperty.call(target, token)) return undefined;
+    if (typeof target !== 'object' || target === null || !Object.hasOwn(target, token)) return undefined;
     target = (target as Record<string, unknown>)[token];
   }
   return target;

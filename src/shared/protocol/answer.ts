@@ -5,6 +5,7 @@
  * comes back as a `forward` decision for the owning shard. Bytes in,
  * decision out: no HTTP server, no threads.
  */
+import assert from 'node:assert';
 import { DEFAULTS } from '../config/defaults.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { forwardCall, readCallArguments, readCallMeta, type ForwardCall } from './call-params.js';
@@ -97,7 +98,9 @@ export function answerRequest(body: Uint8Array, route: ListSource, limits: Answe
         return error(id, JsonRpcErrorCode.InvalidParams, 'Invalid params: initialize needs params.protocolVersion (string)', method);
       }
       const version = isNegotiableProtocolVersion(requested) ? requested : LATEST_LEGACY_PROTOCOL_VERSION;
-      return ok(method, resultReply(id, INITIALIZE_RESULTS.get(version) as string));
+      const result = INITIALIZE_RESULTS.get(version);
+      assert(result !== undefined, 'INITIALIZE_RESULTS holds every negotiable revision');
+      return ok(method, resultReply(id, result));
     }
     case 'ping':
       return ok(method, resultReply(id, '{}'));

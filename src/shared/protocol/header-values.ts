@@ -81,7 +81,7 @@ function valueAt(root: unknown, path: readonly string[]): unknown {
   let node = root;
   for (const key of path) {
     if (typeof node !== 'object' || node === null || Array.isArray(node)) return undefined;
-    node = Object.prototype.hasOwnProperty.call(node, key) ? (node as Record<string, unknown>)[key] : undefined;
+    node = Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
   }
   return node;
 }

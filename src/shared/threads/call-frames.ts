@@ -213,15 +213,21 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   const idLen = fields > CallField.Identity ? buf.readUInt32LE(lengths + 4 * CallField.Identity) : 0;
   let o = lengths + 4 * fields;
   assert(o + routeLen + ridLen + sidLen + tpLen + toolLen + ptLen + argsLen + idLen <= offset + length, 'call frame fields overrun the frame');
-  const ascii = readLatin1(buf, o, (o += routeLen + ridLen + sidLen + tpLen));
+  const asciiLen = routeLen + ridLen + sidLen + tpLen;
+  const ascii = readLatin1(buf, o, o + asciiLen);
+  o += asciiLen;
   into.routeKey = ascii.slice(0, routeLen);
   into.requestId = ascii.slice(routeLen, routeLen + ridLen);
   into.sessionId = ascii.slice(routeLen + ridLen, routeLen + ridLen + sidLen);
   into.traceparent = ascii.slice(routeLen + ridLen + sidLen);
-  into.toolName = readUtf8(buf, o, (o += toolLen));
-  into.progressTokenJson = ptLen === 0 ? '' : readUtf8(buf, o, (o += ptLen));
-  into.argumentsJson = readUtf8(buf, o, (o += argsLen));
-  into.identity = idLen === 0 ? '' : readUtf8(buf, o, (o += idLen));
+  into.toolName = readUtf8(buf, o, o + toolLen);
+  o += toolLen;
+  into.progressTokenJson = ptLen === 0 ? '' : readUtf8(buf, o, o + ptLen);
+  o += ptLen;
+  into.argumentsJson = readUtf8(buf, o, o + argsLen);
+  o += argsLen;
+  into.identity = idLen === 0 ? '' : readUtf8(buf, o, o + idLen);
+  o += idLen;
   if (fields < CALL_FIELDS || (flags & FLAG_EXTENDED) === 0) {
     into.tracestate = into.baggage = into.clientCapabilitiesJson = into.inputResponsesJson = into.requestStateJson = '';
     return;
@@ -232,10 +238,14 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   const irLen = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
   const rsLen = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
   assert(o + tsLen + bgLen + capLen + irLen + rsLen <= offset + length, 'call frame fields overrun the frame');
-  into.tracestate = tsLen === 0 ? '' : readLatin1(buf, o, (o += tsLen));
-  into.baggage = bgLen === 0 ? '' : readLatin1(buf, o, (o += bgLen));
-  into.clientCapabilitiesJson = capLen === 0 ? '' : readUtf8(buf, o, (o += capLen));
-  into.inputResponsesJson = irLen === 0 ? '' : readUtf8(buf, o, (o += irLen));
+  into.tracestate = tsLen === 0 ? '' : readLatin1(buf, o, o + tsLen);
+  o += tsLen;
+  into.baggage = bgLen === 0 ? '' : readLatin1(buf, o, o + bgLen);
+  o += bgLen;
+  into.clientCapabilitiesJson = capLen === 0 ? '' : readUtf8(buf, o, o + capLen);
+  o += capLen;
+  into.inputResponsesJson = irLen === 0 ? '' : readUtf8(buf, o, o + irLen);
+  o += irLen;
   into.requestStateJson = rsLen === 0 ? '' : readUtf8(buf, o, o + rsLen);
 }
 

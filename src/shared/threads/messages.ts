@@ -138,7 +138,9 @@ export type MainToAcceptor =
   /** Close the listener; answer open requests until `deadline` (epoch ms), then `SHUTTING_DOWN`; exit. */
   | { type: 'close'; deadline: number }
   /** A forced exit: close every socket now and exit. */
-  | { type: 'abort' };
+  | { type: 'abort' }
+  /** Crash as a bug would (an uncaught exception): drills and tests of the restart path. */
+  | { type: 'crash' };
 
 /** Acceptor worker → main. */
 export type AcceptorToMain =

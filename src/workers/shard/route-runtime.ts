@@ -26,13 +26,15 @@ export class ResolvedTool {
 
   /** The compiled argument validator. */
   get validator(): ArgumentValidator {
-    return (this.compiled ??= this.cache.validator(this.schemaKey));
+    this.compiled ??= this.cache.validator(this.schemaKey);
+    return this.compiled;
   }
 
   /** The compiled `outputSchema` validator (structuredContent, call-result.ts); null when the tool declares none. */
   get outputValidator(): ArgumentValidator | null {
     if (this.outputKey === null) return null;
-    return (this.compiledOutput ??= this.cache.validator(this.outputKey));
+    this.compiledOutput ??= this.cache.validator(this.outputKey);
+    return this.compiledOutput;
   }
 }
 

@@ -75,7 +75,10 @@ export class ServiceGuards<T> {
 
   private entry(service: string): { guard: ServiceGuard<T>; reported: CircuitState } {
     let entry = this.guards.get(service);
-    if (entry === undefined) this.guards.set(service, (entry = { guard: new ServiceGuard<T>(this.options), reported: 'closed' }));
+    if (entry === undefined) {
+      entry = { guard: new ServiceGuard<T>(this.options), reported: 'closed' };
+      this.guards.set(service, entry);
+    }
     return entry;
   }
 

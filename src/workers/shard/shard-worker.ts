@@ -70,7 +70,7 @@ async function backlogsDrained(timeoutMs: number): Promise<void> {
   while (links.some((l) => l.writer.stats.backlogBytes > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 2));
 }
 
-data.channels.forEach((end, acceptor) => connect(acceptor, end));
+for (const [acceptor, end] of data.channels.entries()) connect(acceptor, end);
 
 function send(msg: ShardToMain): void {
   parent.postMessage(msg);

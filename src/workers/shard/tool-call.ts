@@ -53,7 +53,7 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
   }
   if (valid) return resolved;
   // SEP-1303: a schema violation is a tool execution error the model can correct, not a protocol error.
-  let errors;
+  let errors: ReturnType<ResolvedTool['validator']['Errors']>;
   try {
     errors = resolved.validator.Errors(args);
   } catch (err) {

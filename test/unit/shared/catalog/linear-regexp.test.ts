@@ -112,7 +112,12 @@ describe('LinearRegExp time bound (issue 11 High #1)', () => {
       const n = 4_000;
       const s1 = 'a'.repeat(n) + '!';
       const s4 = 'a'.repeat(4 * n) + '!';
-      for (let i = 0; i < 3; i++) re.test(s1), re.test(s4), trivial.test(s4); // warm up (JIT, lazy DFA)
+      // Warm up (JIT, lazy DFA).
+      for (let i = 0; i < 3; i++) {
+        re.test(s1);
+        re.test(s4);
+        trivial.test(s4);
+      }
       const t1 = medianNs(() => re.test(s1));
       const t4 = medianNs(() => re.test(s4));
       const base = medianNs(() => trivial.test(s4));

@@ -149,7 +149,7 @@ describe('loadConfig files', () => {
     const jsonFile = tempFile('{"__proto__": {"polluted": true}, "server": {"port": 9000}}', 'json');
     expect(configProblems(() => loadConfig({ argv: ['--config', jsonFile], env: {} }))).toEqual(['__proto__: unknown key']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
-    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
+    expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
   });
 });
 

@@ -34,7 +34,9 @@ function encodeFormat1(c: RouteCatalog): SharedArrayBuffer {
     at.push(off, p.length);
     off += p.length;
   }
-  [SNAPSHOT_MAGIC, 1, total, 0, ...at, listed.tools.length].forEach((v, i) => view.setUint32(i * 4, v, true));
+  [SNAPSHOT_MAGIC, 1, total, 0, ...at, listed.tools.length].forEach((v, i) => {
+    view.setUint32(i * 4, v, true);
+  });
   view.setUint32(12, crc32(bytes.subarray(64)), true);
   return sab;
 }

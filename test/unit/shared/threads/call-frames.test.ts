@@ -63,7 +63,9 @@ describe('call frames', () => {
     const sink = new Sink();
     const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' }), request({ identity: '{"sub":"김","claims":{"groups":["hr"]}}' })];
     writeCancel(sink, 99);
-    cases.forEach((c, i) => expect(writeCall(sink, 1000 + i, c)).toBe(true));
+    cases.forEach((c, i) => {
+      expect(writeCall(sink, 1000 + i, c)).toBe(true);
+    });
     writeCancel(sink, 7);
     expect(sink.frames).toHaveLength(cases.length + 2);
     const [first, ...rest] = sink.frames;
@@ -94,7 +96,9 @@ describe('call frames', () => {
     });
     const onlyState = request({ modern: true, requestStateJson: '"s"' });
     const legacy = request();
-    [modern, onlyState, legacy].forEach((c, i) => writeCall(sink, i, c));
+    [modern, onlyState, legacy].forEach((c, i) => {
+      writeCall(sink, i, c);
+    });
     const into = blank();
     sink.frames.forEach((f, i) => {
       readCall(sink.buf, f.offset, f.length, into);
@@ -114,7 +118,9 @@ describe('call frames', () => {
       head[2] = 0;
       head[3] = fields.length;
       head.writeUInt32LE(42, 4);
-      bytes.forEach((b, i) => head.writeUInt32LE(b.length, 8 + 4 * i));
+      bytes.forEach((b, i) => {
+        head.writeUInt32LE(b.length, 8 + 4 * i);
+      });
       return Buffer.concat([head, ...bytes]);
     };
     const v1 = ['core', 'req-7', '', '', 'echo', '"p"', '{}'];

@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRing, RING_REFUSED, RingReader, RingWriter } from '../../../../src/shared/threads/ring.js';
 
-const SEEDS = process.env.RING_SEED !== undefined ? [Number(process.env.RING_SEED)] : Array.from({ length: 60 }, (_, i) => i + 1);
+const SEEDS = process.env['RING_SEED'] !== undefined ? [Number(process.env['RING_SEED'])] : Array.from({ length: 60 }, (_, i) => i + 1);
 const STEPS = 400;
 
 function mulberry32(seed: number): () => number {

@@ -140,7 +140,9 @@ describe('frames through the ring', () => {
     // Frames bigger than the ring arrive as the reader frees space and the writer, woken, writes more chunks.
     await settle(reader, () => frames.length === sizes.length);
     expect(frames.map((f) => f.length)).toEqual(sizes);
-    frames.forEach((f, i) => expect(f.equals(frameBytes(i, sizes[i] as number))).toBe(true));
+    frames.forEach((f, i) => {
+      expect(f.equals(frameBytes(i, sizes[i] as number))).toBe(true);
+    });
     for (const off of ringOffsets) expect(off % 8).toBe(0);
     for (const [i, off] of offsets.entries()) if ((sizes[i] as number) <= 1024) expect(off % 8).toBe(0);
     expect(w.stats).toMatchObject({ framesWritten: sizes.length, bytesWritten: sizes.reduce((a, b) => a + b, 0), backlogBytes: 0, refused: 0 });
@@ -166,7 +168,9 @@ describe('frames through the ring', () => {
     put(1000); // the tail is at 3064 again
     expect(put(1025)).toBe(8); // a 1040-byte record does not fit in 1032: PAD, then offset 0
     expect(frames.map((f) => f.length)).toEqual(sizes);
-    frames.forEach((f, i) => expect(f.equals(frameBytes(i, f.length))).toBe(true));
+    frames.forEach((f, i) => {
+      expect(f.equals(frameBytes(i, f.length))).toBe(true);
+    });
     expect(offsets).toEqual([8, 2056, 3072, 8, 16, 2064, 8]);
   });
 
@@ -183,7 +187,9 @@ describe('frames through the ring', () => {
     }
     reader.drain();
     expect(frames).toHaveLength(200);
-    frames.forEach((f, i) => expect(f.equals(frameBytes(i, (i * 37) % 900))).toBe(true));
+    frames.forEach((f, i) => {
+      expect(f.equals(frameBytes(i, (i * 37) % 900))).toBe(true);
+    });
     expect(c[RingField.Tail]).toBeGreaterThan(0);
   });
 
@@ -204,7 +210,9 @@ describe('frames through the ring', () => {
       send(w, i, 1000);
       reader.drain();
     }
-    copies.forEach((c, i) => expect(c.equals(frameBytes(i, 1000))).toBe(true));
+    copies.forEach((c, i) => {
+      expect(c.equals(frameBytes(i, 1000))).toBe(true);
+    });
     const k = kept as { buf: Buffer; off: number; len: number };
     expect(k.buf.subarray(k.off, k.off + k.len).equals(frameBytes(0, 1000))).toBe(false);
   });
@@ -249,7 +257,9 @@ describe('backlog', () => {
     expect(w.stats).toMatchObject({ backlogFrames: 3, backlogBytes: 2030, backlogged: 3, framesWritten: 4 });
     await settle(reader, () => frames.length === 7);
     expect(frames.map((f) => f.length)).toEqual([1000, 1000, 1000, 1000, 1020, 1000, 10]);
-    frames.forEach((f, i) => expect(f.equals(frameBytes(i, f.length))).toBe(true));
+    frames.forEach((f, i) => {
+      expect(f.equals(frameBytes(i, f.length))).toBe(true);
+    });
     expect(w.stats).toMatchObject({ backlogFrames: 0, backlogBytes: 0, framesWritten: 7 });
     await settle(reader, () => Atomics.load(ctl(ring), RingField.ProducerWaiting) === 0);
   });
@@ -261,7 +271,9 @@ describe('backlog', () => {
     for (let i = 0; i < 40; i++) send(w, i, 500 + i);
     expect(w.stats.backlogFrames).toBeGreaterThan(30);
     await settle(reader, () => frames.length === 40);
-    frames.forEach((f, i) => expect(f.equals(frameBytes(i, 500 + i))).toBe(true));
+    frames.forEach((f, i) => {
+      expect(f.equals(frameBytes(i, 500 + i))).toBe(true);
+    });
   });
 
   it('accepts a frame that brings the backlog exactly to maxBacklogBytes and refuses one byte more, writing nothing', () => {
@@ -385,7 +397,7 @@ describe('reader', () => {
     const ring = createRing(4096);
     const w = writer(ring);
     const seen: number[] = [];
-    const reader = new RingReader(ring, (buf, off, len) => {
+    const reader = new RingReader(ring, (_buf, _off, len) => {
       seen.push(len);
       if (len === 2) throw new Error('handler bug');
     }, { wait: false });
@@ -401,7 +413,7 @@ describe('reader', () => {
     const w = writer(ring);
     const nested: number[] = [];
     const seen: number[] = [];
-    const reader: RingReader = new RingReader(ring, (buf, off, len) => {
+    const reader: RingReader = new RingReader(ring, (_buf, _off, len) => {
       seen.push(len);
       nested.push(reader.drain());
     }, { wait: false });

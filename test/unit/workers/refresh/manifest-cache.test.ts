@@ -42,11 +42,11 @@ describe('manifest cache', () => {
 
   it('manifestConcurrency 1 still completes every route', async () => {
     const h = harness(staticConfig({ core: [HR, OPS], people: [HR], process: [ERP], ops: [OPS], mixed: [ERP, OPS] }, { manifestConcurrency: 1 }));
-    const before = [hr.manifestRequests, erp.manifestRequests, ops.manifestRequests];
+    const before = { hr: hr.manifestRequests, erp: erp.manifestRequests, ops: ops.manifestRequests };
     const { report, events } = await h.cycle();
     expect(routesOf(events, 'route-snapshot')).toEqual(['core', 'mixed', 'ops', 'people', 'process']);
     expect(report).toMatchObject({ routes: 5, published: 5, failed: 0 });
-    expect([hr.manifestRequests - before[0]!, erp.manifestRequests - before[1]!, ops.manifestRequests - before[2]!]).toEqual([1, 1, 1]);
+    expect([hr.manifestRequests - before.hr, erp.manifestRequests - before.erp, ops.manifestRequests - before.ops]).toEqual([1, 1, 1]);
     expectInitialLoadComplete(events);
   });
 

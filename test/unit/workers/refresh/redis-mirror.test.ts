@@ -165,7 +165,7 @@ describe('with Redis', () => {
     const ns = freshNamespace();
     await seed(ns);
     const bytes = (await raw.getBuffer(`${ns}:route:core`)) as Buffer;
-    bytes[bytes.length - 3] = bytes[bytes.length - 3]! ^ 0xff;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 3) ^ 0xff, bytes.length - 3);
     await raw.set(`${ns}:route:core`, bytes);
     hr.setManifestStatus(500);
     const h = harness(config({ redisNamespace: ns }), { redis: await store(ns) });

@@ -121,9 +121,30 @@ describe('RedisStore with Redis up', () => {
   const good = Buffer.from(new Uint8Array(encodeSnapshot(catalog('core'))));
   const variant = (edit: (b: Buffer) => Buffer): Buffer => edit(Buffer.from(good));
   it.each([
-    ['a flipped bit in a section', variant((b) => ((b[b.length - 5] = b[b.length - 5]! ^ 0x20), b)), 'checksum mismatch'],
-    ['format 3', variant((b) => (b.writeUInt32LE(3, 4), b)), 'format 3 is not 2'],
-    ['a wrong magic', variant((b) => (b.write('XXXX', 0, 'latin1'), b)), 'bad magic'],
+    [
+      'a flipped bit in a section',
+      variant((b) => {
+        b.writeUInt8(b.readUInt8(b.length - 5) ^ 0x20, b.length - 5);
+        return b;
+      }),
+      'checksum mismatch',
+    ],
+    [
+      'format 3',
+      variant((b) => {
+        b.writeUInt32LE(3, 4);
+        return b;
+      }),
+      'format 3 is not 2',
+    ],
+    [
+      'a wrong magic',
+      variant((b) => {
+        b.write('XXXX', 0, 'latin1');
+        return b;
+      }),
+      'bad magic',
+    ],
     ['a truncated value', good.subarray(0, good.length - 10), 'length does not match its header'],
     ['a value shorter than the header', good.subarray(0, 20), 'shorter than its header'],
     ['a value with extra bytes', Buffer.concat([good, Buffer.from('xx')]), 'length does not match its header'],

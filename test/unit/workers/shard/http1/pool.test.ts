@@ -278,7 +278,9 @@ describe('Http1Pool: connecting', () => {
     const port = await new Promise<number>((resolve) => child.stdout?.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
     await sleep(100);
     const fillers: Socket[] = [];
-    cleanups.push(() => fillers.forEach((f) => f.destroy()));
+    cleanups.push(() => {
+      for (const f of fillers) f.destroy();
+    });
     for (let i = 0; i < 4; i++) {
       const f = connect(port, '127.0.0.1');
       f.on('error', () => {});

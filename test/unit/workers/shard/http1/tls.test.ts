@@ -137,7 +137,9 @@ describe('Http1 client over TLS', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => {
-      accepted.forEach((s) => s.destroy());
+      accepted.forEach((s) => {
+        s.destroy();
+      });
       return new Promise<void>((resolve) => silent.close(() => resolve()));
     });
     const origin = `https://127.0.0.1:${(silent.address() as { port: number }).port}`;
