@@ -360,6 +360,6 @@ export class CallDispatcher {
 
   private sendCancel(req: McpRequest): void {
     const link = this.links[req.shard];
-    if (link !== undefined && link.up) writeCancel(link.writer, req.callId);
+    if (link?.up) writeCancel(link.writer, req.callId);
   }
 }

@@ -8,13 +8,17 @@
  * or a `subscriptions/listen` stream) → hand the call to its shard
  * (`call-intake.ts`, `call-dispatcher.ts`), which answers through this thread. Every JSON-RPC
  * envelope is written here.
+ *
+ * ~350 lines: the pipeline's steps share one pooled request and its
+ * life cycle (reading → queued → calling → answered); the HTTP edge, the call
+ * intake, back-pressure and subscriptions are already modules of their own.
  */
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
-import { AcceptorMetrics, methodLabel } from '../shared/metrics.js';
+import { type AcceptorMetrics, methodLabel } from '../shared/metrics.js';
 import { answerRequest, refusalId, type AnswerLimits } from '../shared/protocol/answer.js';
 import { answerModernRequest, type FreshnessPolicy, type ListenDecision } from '../shared/protocol/answer-modern.js';
 import { validRequestId, validSessionId, validTraceparent } from '../shared/protocol/context-headers.js';
@@ -251,7 +255,7 @@ export class McpEndpoint implements RequestSink {
     const snapshot = r.snapshot;
     if (snapshot === null) return;
     const auth = r.auth;
-    if (auth !== null && auth.pending) {
+    if (auth?.pending) {
       auth.body = body; // answered once the token is checked (authSettled)
       return;
     }
