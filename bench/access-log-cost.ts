@@ -74,4 +74,9 @@ for (let round = 0; round < ROUNDS; round++) {
   });
 }
 process.stderr.write(`CPU per call above "no observer" (same round), median of ${ROUNDS} rounds, one call per event-loop turn:\n`);
-for (const v of variants.slice(1)) process.stderr.write(`  ${v.name.padEnd(34)} ${median(extra.get(v.name) ?? []).toFixed(2).padStart(6)} µs\n`);
+for (const v of variants.slice(1))
+  process.stderr.write(
+    `  ${v.name.padEnd(34)} ${median(extra.get(v.name) ?? [])
+      .toFixed(2)
+      .padStart(6)} µs\n`,
+  );

@@ -70,7 +70,11 @@ async function main(): Promise<void> {
   keyRa.extra[0] = 'ci-key';
 
   // A 50-tool template like the snapshot's.
-  const tools = Array.from({ length: 50 }, (_, i) => ({ name: i % 5 === 0 ? `hr_tool_${i}` : `tool_${i}`, description: `Tool ${i}.`, inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }));
+  const tools = Array.from({ length: 50 }, (_, i) => ({
+    name: i % 5 === 0 ? `hr_tool_${i}` : `tool_${i}`,
+    description: `Tool ${i}.`,
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  }));
   const template = Buffer.from(`{"jsonrpc":"2.0","result":${JSON.stringify({ tools })},"id":`);
   const variants = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
   const variantOf = (filter: NonNullable<RequestAuth['filter']>): Uint8Array => {

@@ -29,9 +29,7 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port
 if (!Number.isInteger(toolCount) || toolCount < 0) throw new Error(`--tools: not a count: ${values.tools}`);
 
 // The exact bytes a correct gateway would send for this catalog (id 1).
-const answer = Buffer.from(
-  JSON.stringify({ jsonrpc: '2.0', id: 1, result: toolsListResult(generateManifest(toolCount, { serviceId: 'bare' })) }),
-);
+const answer = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: toolsListResult(generateManifest(toolCount, { serviceId: 'bare' })) }));
 const tooLarge = Buffer.from('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"request body too large"}}');
 const notFound = Buffer.from('{"error":"not found"}');
 

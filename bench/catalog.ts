@@ -79,15 +79,69 @@ interface Domain {
 // names, enums and descriptions differ the way they do in a real catalog.
 const DOMAINS: readonly Domain[] = [
   { key: 'crm', system: 'the CRM', entities: ['customer', 'contact', 'opportunity'], statuses: ['lead', 'prospect', 'active', 'churned'], fields: ['name', 'owner', 'segment', 'region'] },
-  { key: 'hr', system: 'the HR information system', entities: ['employee', 'leave_request', 'position'], statuses: ['draft', 'pending', 'approved', 'rejected'], fields: ['fullName', 'team', 'manager', 'location'] },
-  { key: 'erp', system: 'the ERP', entities: ['purchase_order', 'supplier', 'invoice'], statuses: ['open', 'partially_received', 'received', 'closed'], fields: ['number', 'supplier', 'total', 'currency'] },
-  { key: 'finance', system: 'the general ledger', entities: ['ledger_entry', 'budget', 'expense_report'], statuses: ['draft', 'submitted', 'posted', 'reversed'], fields: ['account', 'costCenter', 'amount', 'period'] },
-  { key: 'inventory', system: 'the warehouse management system', entities: ['stock_item', 'warehouse', 'shipment'], statuses: ['in_stock', 'low', 'backordered', 'discontinued'], fields: ['sku', 'description', 'quantity', 'bin'] },
-  { key: 'support', system: 'the service desk', entities: ['ticket', 'sla_policy', 'knowledge_article'], statuses: ['new', 'triaged', 'in_progress', 'waiting_on_customer'], fields: ['subject', 'priority', 'assignee', 'queue'] },
-  { key: 'docs', system: 'the document management system', entities: ['document', 'template', 'folder'], statuses: ['draft', 'in_review', 'published', 'archived'], fields: ['title', 'author', 'version', 'classification'] },
-  { key: 'analytics', system: 'the analytics warehouse', entities: ['report', 'dashboard', 'metric'], statuses: ['scheduled', 'running', 'succeeded', 'failed'], fields: ['name', 'owner', 'refreshedAt', 'dataset'] },
-  { key: 'calendar', system: 'the corporate calendar', entities: ['meeting', 'room', 'resource_booking'], statuses: ['tentative', 'confirmed', 'cancelled'], fields: ['subject', 'organizer', 'start', 'end'] },
-  { key: 'itsm', system: 'the IT service management tool', entities: ['asset', 'incident', 'change_request'], statuses: ['requested', 'assessed', 'approved', 'implemented'], fields: ['tag', 'model', 'assignedTo', 'site'] },
+  {
+    key: 'hr',
+    system: 'the HR information system',
+    entities: ['employee', 'leave_request', 'position'],
+    statuses: ['draft', 'pending', 'approved', 'rejected'],
+    fields: ['fullName', 'team', 'manager', 'location'],
+  },
+  {
+    key: 'erp',
+    system: 'the ERP',
+    entities: ['purchase_order', 'supplier', 'invoice'],
+    statuses: ['open', 'partially_received', 'received', 'closed'],
+    fields: ['number', 'supplier', 'total', 'currency'],
+  },
+  {
+    key: 'finance',
+    system: 'the general ledger',
+    entities: ['ledger_entry', 'budget', 'expense_report'],
+    statuses: ['draft', 'submitted', 'posted', 'reversed'],
+    fields: ['account', 'costCenter', 'amount', 'period'],
+  },
+  {
+    key: 'inventory',
+    system: 'the warehouse management system',
+    entities: ['stock_item', 'warehouse', 'shipment'],
+    statuses: ['in_stock', 'low', 'backordered', 'discontinued'],
+    fields: ['sku', 'description', 'quantity', 'bin'],
+  },
+  {
+    key: 'support',
+    system: 'the service desk',
+    entities: ['ticket', 'sla_policy', 'knowledge_article'],
+    statuses: ['new', 'triaged', 'in_progress', 'waiting_on_customer'],
+    fields: ['subject', 'priority', 'assignee', 'queue'],
+  },
+  {
+    key: 'docs',
+    system: 'the document management system',
+    entities: ['document', 'template', 'folder'],
+    statuses: ['draft', 'in_review', 'published', 'archived'],
+    fields: ['title', 'author', 'version', 'classification'],
+  },
+  {
+    key: 'analytics',
+    system: 'the analytics warehouse',
+    entities: ['report', 'dashboard', 'metric'],
+    statuses: ['scheduled', 'running', 'succeeded', 'failed'],
+    fields: ['name', 'owner', 'refreshedAt', 'dataset'],
+  },
+  {
+    key: 'calendar',
+    system: 'the corporate calendar',
+    entities: ['meeting', 'room', 'resource_booking'],
+    statuses: ['tentative', 'confirmed', 'cancelled'],
+    fields: ['subject', 'organizer', 'start', 'end'],
+  },
+  {
+    key: 'itsm',
+    system: 'the IT service management tool',
+    entities: ['asset', 'incident', 'change_request'],
+    statuses: ['requested', 'assessed', 'approved', 'implemented'],
+    fields: ['tag', 'model', 'assignedTo', 'site'],
+  },
 ];
 
 interface Verb {
@@ -103,14 +157,62 @@ interface Verb {
 }
 
 const VERBS: readonly Verb[] = [
-  { key: 'lookup', title: 'Look up', readOnly: true, idempotent: true, destructive: false, what: 'Returns one $e from $s by identifier, with owner and status.', when: 'Prefer search for fuzzy matches.' },
-  { key: 'search', title: 'Search', readOnly: true, idempotent: true, destructive: false, what: 'Searches $s for $e records matching text and filters.', when: 'Narrow the filters rather than raising the limit.' },
+  {
+    key: 'lookup',
+    title: 'Look up',
+    readOnly: true,
+    idempotent: true,
+    destructive: false,
+    what: 'Returns one $e from $s by identifier, with owner and status.',
+    when: 'Prefer search for fuzzy matches.',
+  },
+  {
+    key: 'search',
+    title: 'Search',
+    readOnly: true,
+    idempotent: true,
+    destructive: false,
+    what: 'Searches $s for $e records matching text and filters.',
+    when: 'Narrow the filters rather than raising the limit.',
+  },
   { key: 'list', title: 'List', readOnly: true, idempotent: true, destructive: false, what: 'Lists $e records from $s in a stable order.', when: 'Archived records are left out unless asked for.' },
-  { key: 'create', title: 'Create', readOnly: false, idempotent: false, destructive: false, what: 'Creates a $e in $s and returns the stored record.', when: 'Confirm with the user first: retries create duplicates.' },
+  {
+    key: 'create',
+    title: 'Create',
+    readOnly: false,
+    idempotent: false,
+    destructive: false,
+    what: 'Creates a $e in $s and returns the stored record.',
+    when: 'Confirm with the user first: retries create duplicates.',
+  },
   { key: 'update', title: 'Update', readOnly: false, idempotent: true, destructive: true, what: 'Updates the given fields of a $e in $s.', when: 'Omitted fields are kept; every change is audited.' },
-  { key: 'export', title: 'Export', readOnly: true, idempotent: true, destructive: false, what: 'Exports $e records from $s as a table of the selected columns.', when: 'Output is truncated at the limit.' },
-  { key: 'summarize', title: 'Summarize', readOnly: true, idempotent: true, destructive: false, what: 'Summarizes recent changes and open follow-ups of a $e in $s.', when: 'Useful before a meeting or handover.' },
-  { key: 'approve', title: 'Approve', readOnly: false, idempotent: true, destructive: false, what: 'Records an approval of a $e in $s for the calling user.', when: 'Requires the approver role; cannot be undone.' },
+  {
+    key: 'export',
+    title: 'Export',
+    readOnly: true,
+    idempotent: true,
+    destructive: false,
+    what: 'Exports $e records from $s as a table of the selected columns.',
+    when: 'Output is truncated at the limit.',
+  },
+  {
+    key: 'summarize',
+    title: 'Summarize',
+    readOnly: true,
+    idempotent: true,
+    destructive: false,
+    what: 'Summarizes recent changes and open follow-ups of a $e in $s.',
+    when: 'Useful before a meeting or handover.',
+  },
+  {
+    key: 'approve',
+    title: 'Approve',
+    readOnly: false,
+    idempotent: true,
+    destructive: false,
+    what: 'Records an approval of a $e in $s for the calling user.',
+    when: 'Requires the approver role; cannot be undone.',
+  },
 ];
 
 const REGIONS = ['emea', 'americas', 'apac', 'global'];
@@ -163,54 +265,69 @@ function optionalProperties(): Array<[string, JsonSchema]> {
 function objectProperty(d: Domain, variant: number): [string, JsonSchema] {
   switch (variant % 3) {
     case 0:
-      return ['dateRange', {
-        type: 'object',
-        properties: {
-          from: { type: 'string', format: 'date' },
-          to: { type: 'string', format: 'date' },
+      return [
+        'dateRange',
+        {
+          type: 'object',
+          properties: {
+            from: { type: 'string', format: 'date' },
+            to: { type: 'string', format: 'date' },
+          },
+          required: ['from'],
         },
-        required: ['from'],
-      }];
+      ];
     case 1:
-      return ['filters', {
-        type: 'object',
-        properties: {
-          region: { type: 'string', enum: REGIONS },
-          tags: { type: 'array', items: { type: 'string' } },
+      return [
+        'filters',
+        {
+          type: 'object',
+          properties: {
+            region: { type: 'string', enum: REGIONS },
+            tags: { type: 'array', items: { type: 'string' } },
+          },
         },
-      }];
+      ];
     default:
-      return ['sort', {
-        type: 'object',
-        properties: {
-          field: { type: 'string', enum: d.fields },
-          direction: { type: 'string', enum: ['asc', 'desc'] },
+      return [
+        'sort',
+        {
+          type: 'object',
+          properties: {
+            field: { type: 'string', enum: d.fields },
+            direction: { type: 'string', enum: ['asc', 'desc'] },
+          },
+          required: ['field'],
         },
-        required: ['field'],
-      }];
+      ];
   }
 }
 
 /** The array property: either plain field names or an array of objects. */
 function arrayProperty(d: Domain, variant: number): [string, JsonSchema] {
   if (variant % 2 === 0) {
-    return ['fields', {
-      type: 'array',
-      items: { type: 'string', enum: d.fields },
-    }];
-  }
-  return ['lineItems', {
-    type: 'array',
-    items: {
-      type: 'object',
-      properties: {
-        code: { type: 'string' },
-        quantity: { type: 'integer', minimum: 1 },
+    return [
+      'fields',
+      {
+        type: 'array',
+        items: { type: 'string', enum: d.fields },
       },
-      required: ['code', 'quantity'],
+    ];
+  }
+  return [
+    'lineItems',
+    {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          code: { type: 'string' },
+          quantity: { type: 'integer', minimum: 1 },
+        },
+        required: ['code', 'quantity'],
+      },
+      minItems: 1,
     },
-    minItems: 1,
-  }];
+  ];
 }
 
 function buildTool(i: number): ManifestTool {
@@ -262,9 +379,7 @@ function buildTool(i: number): ManifestTool {
     },
     // Hints as real services write them: readers say only that they read;
     // writers state the hints whose MCP defaults would be wrong for them.
-    annotations: verb.readOnly
-      ? { readOnlyHint: true }
-      : { destructiveHint: verb.destructive, idempotentHint: verb.idempotent },
+    annotations: verb.readOnly ? { readOnlyHint: true } : { destructiveHint: verb.destructive, idempotentHint: verb.idempotent },
     timeoutMs: 5000,
     execution: { path: `/tools/${name}` },
   };

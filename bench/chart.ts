@@ -80,7 +80,9 @@ function panel(groups: ChartGroup[], y0: number, title: string, pick: (v: { cpuM
       const x = x0 + bi * (barW + gap);
       const h = Number.isFinite(b.v) ? (plotH * Math.min(b.v, max)) / max : 0;
       const y = top + plotH - h;
-      out.push(`<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${b.color}" rx="2"><title>${esc(`${g.label} · ${b.name}: ${compact(b.v)}`)}</title></rect>`);
+      out.push(
+        `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barW.toFixed(1)}" height="${h.toFixed(1)}" fill="${b.color}" rx="2"><title>${esc(`${g.label} · ${b.name}: ${compact(b.v)}`)}</title></rect>`,
+      );
       out.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${(y - 4).toFixed(1)}" font-size="11" fill="#111827" text-anchor="middle">${compact(b.v)}</text>`);
       out.push(`<text x="${(x + barW / 2).toFixed(1)}" y="${(top + plotH + 14).toFixed(1)}" font-size="10" fill="#6b7280" text-anchor="middle">${esc(b.name)}</text>`);
     });

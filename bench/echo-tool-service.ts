@@ -109,7 +109,11 @@ app.get('/manifest', (res, req) => {
       res.writeStatus('304 Not Modified').writeHeader('etag', etag).end();
       return;
     }
-    res.writeStatus('200 OK').writeHeader('content-type', 'application/json').writeHeader('etag', etag).end(v.parts.join(String(revision)));
+    res
+      .writeStatus('200 OK')
+      .writeHeader('content-type', 'application/json')
+      .writeHeader('etag', etag)
+      .end(v.parts.join(String(revision)));
     return;
   }
   // Synchronous answer: uWS has the response corked in this top-level call.

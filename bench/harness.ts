@@ -221,8 +221,7 @@ export async function spawnServer(cmd: string, args: string[], ready: RegExp | s
   const server: SpawnedServer = { pid, readyMatch: null, logFile, kill: () => killPid(pid), tail };
 
   const deadline = Date.now() + timeoutMs;
-  const exitedEarly = (): string | undefined =>
-    child.exitCode !== null || child.signalCode !== null ? `exited with ${child.exitCode ?? child.signalCode}` : undefined;
+  const exitedEarly = (): string | undefined => (child.exitCode !== null || child.signalCode !== null ? `exited with ${child.exitCode ?? child.signalCode}` : undefined);
   try {
     for (;;) {
       const gone = exitedEarly();

@@ -28,15 +28,7 @@ import { parseArgs } from 'node:util';
 import type { HttpResponse } from 'uWebSockets.js';
 import { assembleRpcAnswer, writeReply } from '../src/main/reply-writer.js';
 import { PooledCallRequest } from '../src/shared/calls.js';
-import {
-  callFrameId,
-  RESULT_HEAD,
-  ResultKind,
-  resultFrameCallId,
-  resultFramePayloadLength,
-  writeCall,
-  writeResult,
-} from '../src/shared/threads/call-frames.js';
+import { callFrameId, RESULT_HEAD, ResultKind, resultFrameCallId, resultFramePayloadLength, writeCall, writeResult } from '../src/shared/threads/call-frames.js';
 import { createRing, RingReader, RingWriter, type RingMemory } from '../src/shared/threads/ring.js';
 import { PortFrameReader, PortFrameWriter } from './port-frames.js';
 import { generateManifest, toolsListResult } from './catalog.js';

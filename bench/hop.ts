@@ -146,7 +146,7 @@ const header = (): string =>
 
 const NOTES = [
   'server CPU µs/req: user+system time of the server process (all threads) ÷ responses, from /proc. server/client cores: CPU time ÷ wall time of the server and of the load generator (autocannon, this process); both share the same cores, so req/s is bounded by their sum. other cores: CPU used by every other process on the machine during the run (from /proc/stat); when it is high, req/s and latency of that run are depressed.',
-  'bare: precomputed Buffer on the uWS thread. sab: SharedArrayBuffer template (prepared by a worker) + id tail joined by the gateway\'s writeReply. post-per-request: one structured-clone postMessage each way per request. batched / batched-2w: the gateway\'s ShardDispatcher + FrameBatch frames, one transferred buffer per event-loop turn each way, 1 / 2 workers.',
+  "bare: precomputed Buffer on the uWS thread. sab: SharedArrayBuffer template (prepared by a worker) + id tail joined by the gateway's writeReply. post-per-request: one structured-clone postMessage each way per request. batched / batched-2w: the gateway's ShardDispatcher + FrameBatch frames, one transferred buffer per event-loop turn each way, 1 / 2 workers.",
   'No mode parses the request; every mode copies the request body out of uWS.',
 ];
 

@@ -133,7 +133,9 @@ async function measureRuntime(runtime: Runtime, index: number): Promise<MemoryRe
       threadsBefore,
       threadsAfter: [...readThreadReports(gw.threadDir).values()],
     };
-    console.log(`  before ${fmt(beforeMiB, 0)} MiB, peak ${fmt(result.peakMiB, 0)}, after ${fmt(afterMiB, 0)} (+${fmt(result.growthMiB, 0)}); ${load.total} answers, ${load.errors} errors; recovered: ${result.recovered}`);
+    console.log(
+      `  before ${fmt(beforeMiB, 0)} MiB, peak ${fmt(result.peakMiB, 0)}, after ${fmt(afterMiB, 0)} (+${fmt(result.growthMiB, 0)}); ${load.total} answers, ${load.errors} errors; recovered: ${result.recovered}`,
+    );
     return result;
   } finally {
     await Promise.all([gw.server.kill(), flapper.server.kill()]);
@@ -150,17 +152,29 @@ function report(results: MemoryResult[]): string {
     '|---|---:|---:|---:|---:|---:|---|---:|---|---|',
   ];
   for (const r of results) {
-    const statuses = Object.entries(r.load.statusCounts).map(([s, n]) => `${n}×${s}`).join(', ');
+    const statuses = Object.entries(r.load.statusCounts)
+      .map(([s, n]) => `${n}×${s}`)
+      .join(', ');
     const f = r.flapper;
     const service = `${f?.cycles ?? '–'} / ${f?.answered ?? '–'} / ${f?.held ?? '–'} / ${f?.refusedPhases ?? '–'}`;
-    lines.push(`| ${r.runtime} | ${fmt(r.beforeMiB, 0)} | ${fmt(r.peakMiB, 0)} | ${fmt(r.afterMiB, 0)} | ${fmt(r.growthMiB, 0)} | ${r.load.total} | ${statuses} | ${r.load.errors} | ${service} | ${r.recovered} |`);
+    lines.push(
+      `| ${r.runtime} | ${fmt(r.beforeMiB, 0)} | ${fmt(r.peakMiB, 0)} | ${fmt(r.afterMiB, 0)} | ${fmt(r.growthMiB, 0)} | ${r.load.total} | ${statuses} | ${r.load.errors} | ${service} | ${r.recovered} |`,
+    );
   }
-  lines.push('', 'Heap per JavaScript thread, MiB (before → after; heap total / external / ArrayBuffers):', '', '| node | thread | heap total | external | ArrayBuffers | peak heap total |', '|---|---|---:|---:|---:|---:|');
+  lines.push(
+    '',
+    'Heap per JavaScript thread, MiB (before → after; heap total / external / ArrayBuffers):',
+    '',
+    '| node | thread | heap total | external | ArrayBuffers | peak heap total |',
+    '|---|---|---:|---:|---:|---:|',
+  );
   for (const r of results) {
     const before = new Map(r.threadsBefore.map((t) => [t.tid, t]));
     for (const t of r.threadsAfter) {
       const b = before.get(t.tid);
-      lines.push(`| ${r.runtime} | ${t.role} | ${mb(b?.now.heapTotal)} → ${mb(t.now.heapTotal)} | ${mb(b?.now.external)} → ${mb(t.now.external)} | ${mb(b?.now.arrayBuffers)} → ${mb(t.now.arrayBuffers)} | ${mb(t.peak.heapTotal)} |`);
+      lines.push(
+        `| ${r.runtime} | ${t.role} | ${mb(b?.now.heapTotal)} → ${mb(t.now.heapTotal)} | ${mb(b?.now.external)} → ${mb(t.now.external)} | ${mb(b?.now.arrayBuffers)} → ${mb(t.now.arrayBuffers)} | ${mb(t.peak.heapTotal)} |`,
+      );
     }
   }
   return lines.join('\n');

@@ -106,10 +106,7 @@ async function main(): Promise<void> {
   const only = values.only;
   const variants: Variant[] = [{ name: 'access 0, tracing off (baseline)', cli: CLI, config: base({ accessSampleRatio: 0 }, null) }];
   if (only === undefined || only === 'access') {
-    variants.push(
-      { name: 'access 0.01', cli: CLI, config: base({ accessSampleRatio: 0.01 }, null) },
-      { name: 'access 1', cli: CLI, config: base({ accessSampleRatio: 1 }, null) },
-    );
+    variants.push({ name: 'access 0.01', cli: CLI, config: base({ accessSampleRatio: 0.01 }, null) }, { name: 'access 1', cli: CLI, config: base({ accessSampleRatio: 1 }, null) });
   }
   if (only === undefined || only === 'tracing') {
     variants.push(
@@ -144,7 +141,14 @@ async function main(): Promise<void> {
       const probes = probePort === null ? null : probeLoop(probePort);
       const r = await measure(
         server.pid,
-        { url: `http://127.0.0.1:${port}/mcp/bench`, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: call.mcp, connections: CONNECTIONS, durationSec: SECONDS },
+        {
+          url: `http://127.0.0.1:${port}/mcp/bench`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: call.mcp,
+          connections: CONNECTIONS,
+          durationSec: SECONDS,
+        },
         { warmupSec: round === 0 ? 2 : 0 },
       );
       await probes?.stop();
@@ -158,7 +162,11 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\nCPU per tools/call of the gateway process (all threads), median of ${ROUNDS} rounds; ratio = median of same-round ratios to the baseline\n`);
   for (const { v } of servers) {
-    process.stdout.write(`  ${v.name.padEnd(40)} ${median(perCall.get(v.name) ?? []).toFixed(1).padStart(7)} µs   × ${median(ratios.get(v.name) ?? []).toFixed(3)}\n`);
+    process.stdout.write(
+      `  ${v.name.padEnd(40)} ${median(perCall.get(v.name) ?? [])
+        .toFixed(1)
+        .padStart(7)} µs   × ${median(ratios.get(v.name) ?? []).toFixed(3)}\n`,
+    );
   }
   process.stdout.write(`  (OTLP sink received ${sink.spans()} bytes)\n`);
   sink.server.close();

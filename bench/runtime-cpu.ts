@@ -83,7 +83,9 @@ try {
         if (call.non2xx > 0 || list.non2xx > 0) throw new Error(`${v.label}: non-2xx answers (${JSON.stringify(call.statusCounts)} / ${JSON.stringify(list.statusCounts)})`);
         v.call.push(call.cpuMicrosPerReq);
         v.list.push(list.cpuMicrosPerReq);
-        console.log(`repeat ${r + 1} ${v.label}: tools/call ${call.cpuMicrosPerReq.toFixed(1)} µs CPU/req (${call.reqPerSec.toFixed(0)} req/s), tools/list ${list.cpuMicrosPerReq.toFixed(1)} µs (${list.reqPerSec.toFixed(0)} req/s)`);
+        console.log(
+          `repeat ${r + 1} ${v.label}: tools/call ${call.cpuMicrosPerReq.toFixed(1)} µs CPU/req (${call.reqPerSec.toFixed(0)} req/s), tools/list ${list.cpuMicrosPerReq.toFixed(1)} µs (${list.reqPerSec.toFixed(0)} req/s)`,
+        );
       } finally {
         await gw.server.kill();
       }

@@ -81,14 +81,11 @@ function requests(): LoadRequest[] {
 /** The load at a fixed overall rate (autocannon `overallRate`); resolves with the number of answers. */
 function fixedRateLoad(url: string, durationSec: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const instance = autocannon(
-      { url, connections: 20, pipelining: 1, duration: durationSec, overallRate: RATE, timeout: 10, requests: requests() },
-      (err, result) => {
-        clearTimeout(guard);
-        if (err) reject(err instanceof Error ? err : new Error(String(err)));
-        else resolve(result.requests.total);
-      },
-    );
+    const instance = autocannon({ url, connections: 20, pipelining: 1, duration: durationSec, overallRate: RATE, timeout: 10, requests: requests() }, (err, result) => {
+      clearTimeout(guard);
+      if (err) reject(err instanceof Error ? err : new Error(String(err)));
+      else resolve(result.requests.total);
+    });
     const guard = setTimeout(() => instance.stop(), (durationSec + 10) * 1000);
   });
 }
@@ -136,12 +133,11 @@ async function measureVariant(variant: Variant): Promise<RunResult> {
   const workers = young === null ? {} : { workers: { maxYoungGenerationSizeMb: young } };
   writeFileSync(configFile, JSON.stringify({ server: { host: '127.0.0.1', port }, ...workers, catalog: { source: 'static', static: { routes }, refreshIntervalMs: 1000 }, log: { level: 'fatal' } }));
   const probeFile = join(scratch(), `memory-${tag}.out.json`);
-  const gateway = await spawnServer(
-    runtime.node,
-    [...NODE_FLAGS, '--import', here('./memory-probe.js'), here('../src/main/cli.js'), '--config', configFile],
-    `http://127.0.0.1:${port}/health/ready`,
-    { label: `gateway-${runtime.version}`, env: { MEMORY_PROBE_OUT: probeFile }, timeoutMs: 30_000 },
-  );
+  const gateway = await spawnServer(runtime.node, [...NODE_FLAGS, '--import', here('./memory-probe.js'), here('../src/main/cli.js'), '--config', configFile], `http://127.0.0.1:${port}/health/ready`, {
+    label: `gateway-${runtime.version}`,
+    env: { MEMORY_PROBE_OUT: probeFile },
+    timeoutMs: 30_000,
+  });
   const url = `http://127.0.0.1:${port}`;
   try {
     await fixedRateLoad(url, 3);

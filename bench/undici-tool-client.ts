@@ -159,7 +159,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.status = statusCode;
-    const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    const contentType = String(headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim()
+      .toLowerCase();
     // Contract v1: a result is `200`; any other status (201 and 204 included) is a failure.
     if (statusCode !== 200) this.mode = 'error';
     else if (contentType === NDJSON) {
@@ -229,12 +232,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     const e = err as Error & { code?: string; cause?: { code?: string } };
     const code = e.code ?? e.cause?.code ?? e.name;
-    const what =
-      code === 'ECONNREFUSED'
-        ? 'connection refused'
-        : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET'
-          ? 'connection closed before the answer was complete'
-          : e.message;
+    const what = code === 'ECONNREFUSED' ? 'connection refused' : code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' ? 'connection closed before the answer was complete' : e.message;
     this.settle({ ...toolError(`Tool Service unreachable: ${what} (${code})`), cause: 'unreachable' });
   }
 

@@ -125,7 +125,12 @@ const probes: Probe[] = [
 if (values.timeouts) {
   probes.push(
     { name: 'idle connection (nothing sent)', writes: [], waitMs: 70_000 },
-    { name: 'slowloris (1 header byte / s)', writes: ['GET /a HTTP/1.1\r\n', ...'Host: hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh'.split('')], gapMs: 1_000, waitMs: 70_000 },
+    {
+      name: 'slowloris (1 header byte / s)',
+      writes: ['GET /a HTTP/1.1\r\n', ...'Host: hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh'.split('')],
+      gapMs: 1_000,
+      waitMs: 70_000,
+    },
     { name: 'idle keep-alive after an answer', writes: ['GET /a HTTP/1.1\r\nHost: h\r\n\r\n'], waitMs: 70_000 },
   );
 }

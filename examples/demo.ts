@@ -33,10 +33,7 @@ function clientHost(host: string): string {
 }
 
 function curlLine(url: string, body: unknown): string {
-  return (
-    `curl -sS ${url} -H 'content-type: application/json' ` +
-    `-H 'accept: application/json, text/event-stream' -d '${JSON.stringify(body)}'`
-  );
+  return `curl -sS ${url} -H 'content-type: application/json' ` + `-H 'accept: application/json, text/event-stream' -d '${JSON.stringify(body)}'`;
 }
 
 /** The gateway config file named on the command line (`npm start -- --config f`); other arguments are refused. */
@@ -59,10 +56,7 @@ async function main(): Promise<void> {
   console.log(`demo tool service listening on ${toolService.url}`);
   const usesEmbeddedConfig = configFile === undefined && !process.env['MCP_GATEWAY_CONFIG'];
   if (usesEmbeddedConfig && toolService.port !== EMBEDDED_DEMO_PORT) {
-    console.warn(
-      `warning: the embedded config expects the demo tool service on port ${EMBEDDED_DEMO_PORT}; ` +
-        `pass --config with a route pointing at ${toolService.url}`,
-    );
+    console.warn(`warning: the embedded config expects the demo tool service on port ${EMBEDDED_DEMO_PORT}; ` + `pass --config with a route pointing at ${toolService.url}`);
   }
 
   let gateway: Gateway;

@@ -15,7 +15,22 @@ import { benchAuth, JWT_ROUTE, KEY_ROUTE, VARIANT_NOTE, type BenchAuth } from '.
 import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, checkModernCall, checkModernList, checkStatus, probeOne, send, type Check } from './probes.js';
 import { gatewayConfig, startGateway, startNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
 import { readThreadReports } from './threads.js';
-import { echoCallBodies, initBody, listBody, MCP_HEADERS, MIXED_NOTE, MIXED_ROUTES, mixedRequests, modernHeaders, modernListBody, routeName, routeSize, toolNames, VARIANTS, type WorkloadId } from './workloads.js';
+import {
+  echoCallBodies,
+  initBody,
+  listBody,
+  MCP_HEADERS,
+  MIXED_NOTE,
+  MIXED_ROUTES,
+  mixedRequests,
+  modernHeaders,
+  modernListBody,
+  routeName,
+  routeSize,
+  toolNames,
+  VARIANTS,
+  type WorkloadId,
+} from './workloads.js';
 
 const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'list50-modern', 'list50-auth', 'list50-jwt', 'call', 'call-modern', 'call-auth', 'call-jwt', 'initialize', 'mixed'];
 const AUTH_WORKLOADS: WorkloadId[] = ['list50-auth', 'list50-jwt', 'call-auth', 'call-jwt'];
@@ -96,14 +111,31 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   }
   if (authGateway !== undefined) gateways.push(authGateway);
   all.push(...gateways.map((g) => g.started), ...comparators.map((c) => c.started));
-  const bases: Array<[string, Started]> = [['echo', echo], ['bare-0', bare0], ['bare-5', bare5], ['bare-50', bare50]];
+  const bases: Array<[string, Started]> = [
+    ['echo', echo],
+    ['bare-0', bare0],
+    ['bare-5', bare5],
+    ['bare-50', bare50],
+  ];
   for (const [key, s] of bases) recordIdleRss(state, key, s.server.pid);
   for (const e of [...gateways, ...comparators]) recordIdleRss(state, e.key, e.started.server.pid);
   for (const g of gateways) state.threadMemory.set(g.key, { server: g.name, idle: [...readThreadReports(g.started.threadDir).values()], end: [] });
 
   const base = { method: 'POST' as const, headers: MCP_HEADERS, connections: o.connections, durationSec: o.durationSec };
   const targets: Target[] = [];
-  const add = (t: { workload: WorkloadId; role: Role; entry: Entry; url: string; body: string; check: Check; headers?: Record<string, string>; credential?: Record<string, string>; upstream?: boolean; threadDir?: string; refKey?: string }): void => {
+  const add = (t: {
+    workload: WorkloadId;
+    role: Role;
+    entry: Entry;
+    url: string;
+    body: string;
+    check: Check;
+    headers?: Record<string, string>;
+    credential?: Record<string, string>;
+    upstream?: boolean;
+    threadDir?: string;
+    refKey?: string;
+  }): void => {
     const headers = { ...(t.headers ?? MCP_HEADERS), ...t.credential };
     const load = { ...base, url: t.url, body: t.body, headers };
     // A protected route's row must measure the credential check: without the credential the same request is 401.
@@ -127,13 +159,16 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   const call = echoCallBodies();
   const local = (s: Started, path: string): string => `http://127.0.0.1:${s.port}${path}`;
 
-  if (wanted.has('list5')) add({ workload: 'list5', role: 'baseline', entry: baseEntry(bare5, 'bare', 'bare-5', 'bare uWS'), url: local(bare5, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
-  if (wanted.has('list50')) add({ workload: 'list50', role: 'baseline', entry: baseEntry(bare50, 'bare', 'bare-50', 'bare uWS'), url: local(bare50, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
+  if (wanted.has('list5'))
+    add({ workload: 'list5', role: 'baseline', entry: baseEntry(bare5, 'bare', 'bare-5', 'bare uWS'), url: local(bare5, '/mcp/list5'), body: listBody, check: checkList(toolNames(5)) });
+  if (wanted.has('list50'))
+    add({ workload: 'list50', role: 'baseline', entry: baseEntry(bare50, 'bare', 'bare-50', 'bare uWS'), url: local(bare50, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
   if (wantCall) {
     add({ workload: 'call', role: 'baseline', entry: baseEntry(echo, 'echo', 'echo', 'echo Tool Service direct'), url: local(echo, call.path), body: call.direct, check: checkDirectCall });
     for (const c of comparators) add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true });
   }
-  if (wanted.has('initialize')) add({ workload: 'initialize', role: 'baseline', entry: baseEntry(bare0, 'bare', 'bare-0', 'bare uWS'), url: local(bare0, '/mcp/init'), body: initBody, check: checkAnyJson });
+  if (wanted.has('initialize'))
+    add({ workload: 'initialize', role: 'baseline', entry: baseEntry(bare0, 'bare', 'bare-0', 'bare uWS'), url: local(bare0, '/mcp/init'), body: initBody, check: checkAnyJson });
   const primaryKey = gateways[0]?.key;
   for (const g of gateways) {
     const gw = { entry: g, role: 'gateway' as const, threadDir: g.started.threadDir };
@@ -160,14 +195,20 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   if (wanted.has('mixed') && gateways.length > 0) state.notes.push(MIXED_NOTE);
   if (o.workloads.some((w) => VARIANTS[w] !== undefined) && gateways.length > 0) state.notes.push(VARIANT_NOTE);
   if (authGateway !== undefined) {
-    state.notes.push(`The auth rows run on a second gateway (${AUTH_KEY}) with auth configured (routes ${KEY_ROUTE}, ${JWT_ROUTE}); their "÷ ref" divides by the first gateway's row, which has no auth configured.`);
+    state.notes.push(
+      `The auth rows run on a second gateway (${AUTH_KEY}) with auth configured (routes ${KEY_ROUTE}, ${JWT_ROUTE}); their "÷ ref" divides by the first gateway's row, which has no auth configured.`,
+    );
   }
 
   const first = gateways[0];
   if (first !== undefined) {
     const size = Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: MCP_HEADERS, body: listBody })).text);
-    const modern = wanted.has('list50-modern') ? `, ${Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: modernHeaders('tools/list'), body: modernListBody })).text)} bytes as 2026-07-28` : '';
-    state.notes.push(`tools/list · 50 tools answer: ${size} bytes from the gateway${modern}, ${toolsListResultBytes(50) + Buffer.byteLength('{"jsonrpc":"2.0","id":1,"result":}')} bytes from bare uWS.`);
+    const modern = wanted.has('list50-modern')
+      ? `, ${Buffer.byteLength((await send(local(first.started, '/mcp/bench'), { method: 'POST', headers: modernHeaders('tools/list'), body: modernListBody })).text)} bytes as 2026-07-28`
+      : '';
+    state.notes.push(
+      `tools/list · 50 tools answer: ${size} bytes from the gateway${modern}, ${toolsListResultBytes(50) + Buffer.byteLength('{"jsonrpc":"2.0","id":1,"result":}')} bytes from bare uWS.`,
+    );
   }
   try {
     const ok = await probeTargets(targets, state);
@@ -182,7 +223,12 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   }
 }
 
-function mixedTarget(g: Entry<StartedGateway>, echo: Started, base: { method: 'POST'; headers: Record<string, string>; connections: number; durationSec: number }, threadDir: string | undefined): Target {
+function mixedTarget(
+  g: Entry<StartedGateway>,
+  echo: Started,
+  base: { method: 'POST'; headers: Record<string, string>; connections: number; durationSec: number },
+  threadDir: string | undefined,
+): Target {
   const reqs = mixedRequests();
   const origin = `http://127.0.0.1:${g.started.port}`;
   return {

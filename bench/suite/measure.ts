@@ -173,7 +173,12 @@ export async function measureTarget(t: Target, o: Options, repeat: number): Prom
   if (loaded.threads !== undefined) run.threads = loaded.threads;
   if (t.upstream !== undefined && result.total > 0) run.upstreamMicrosPerReq = loaded.upstreamMicros / result.total;
   if (loaded.counters !== undefined) run.extra = loaded.counters;
-  const extra = run.extra === undefined ? '' : `  ${Object.entries(run.extra).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(' ')}`;
+  const extra =
+    run.extra === undefined
+      ? ''
+      : `  ${Object.entries(run.extra)
+          .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+          .join(' ')}`;
   console.log(
     `  r${repeat} ${`${t.workload} · ${t.serverName}`.padEnd(40)} ${fmt(run.reqPerSec, 0).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 2).padStart(6)}  p99 ${fmt(run.p99Ms, 2).padStart(6)} ms  ` +
       `${fmt(run.cpuMicrosPerReq, 1).padStart(6)} µs/req  RSS ${fmt(run.runPeakRssKb / 1024, 0)} MiB  non-2xx ${run.non2xx}${run.unexpected > 0 ? ` (${run.unexpected} unexpected)` : ''}  ` +

@@ -22,9 +22,9 @@ const chartFile = (): string => fromBench('../../docs/bench/latest.svg');
 const NOTES = [
   'CPU µs/req: user+system time of the server process, all threads (acceptors, shards, refresh worker, GC helpers), from /proc/<pid>/stat, ÷ responses. On a small machine the load generator (autocannon, this process) shares the cores, so req/s is bounded by client + server CPU; CPU µs/req is the steadier cost figure.',
   'Ratios (÷ base, ÷ inline): median over repeats of row ÷ reference within the same repeat, both measured back to back. Baselines: bare uWS answers a precomputed body of the same size (0 tools for initialize) after reading the request body; for tools/call the baseline is the echo Tool Service called directly, and "CPU ÷ base" compares the gateway\'s CPU per call with the Tool Service\'s own.',
-  'inline gateway (bench/inline-gateway.ts): the honest single-threaded comparator for tools/call — uWebSockets.js on one thread, JSON.parse of the body, the tool name checked against a Set, undici Pool.request to the same echo Tool Service with as many keep-alive connections as the gateway\'s tools.connectionsPerService, the answer wrapped as a JSON-RPC result. In a two-runtime run each gateway is compared with the inline gateway on its own runtime.',
+  "inline gateway (bench/inline-gateway.ts): the honest single-threaded comparator for tools/call — uWebSockets.js on one thread, JSON.parse of the body, the tool name checked against a Set, undici Pool.request to the same echo Tool Service with as many keep-alive connections as the gateway's tools.connectionsPerService, the answer wrapped as a JSON-RPC result. In a two-runtime run each gateway is compared with the inline gateway on its own runtime.",
   'MCP SDK stateless server (bench/sdk-server.ts): @modelcontextprotocol/sdk v1 McpServer + StreamableHTTPServerTransport with sessionIdGenerator undefined, one server and transport per request as the SDK\'s simpleStatelessStreamableHttp example does, JSON answers (enableJsonResponse); one tool, the one the row calls (the pattern registers every tool on every request, but its per-request cost is the server set-up — a new Ajv validator per McpServer — and 50 tools cost within 10 % of one), with a zod schema converted once from its JSON Schema; each call forwarded to the echo Tool Service with undici. Its row is the memory reference: "peak RSS ÷ SDK".',
-  'idle RSS: VmRSS right after start-up, before any request (the gateway with its 42 catalogs loaded). peak RSS: highest VmRSS sampled every 100 ms during the row\'s runs, warm-ups included. One gateway process serves every workload of the main phase, so its peak in a row includes what earlier rows left behind (RSS rarely shrinks); a peak below the idle figure means start-up garbage (catalog builds) was returned under load.',
+  "idle RSS: VmRSS right after start-up, before any request (the gateway with its 42 catalogs loaded). peak RSS: highest VmRSS sampled every 100 ms during the row's runs, warm-ups included. One gateway process serves every workload of the main phase, so its peak in a row includes what earlier rows left behind (RSS rarely shrinks); a peak below the idle figure means start-up garbage (catalog builds) was returned under load.",
   'Per thread: CPU of each kernel thread from /proc/<pid>/task/<tid>/stat over the measured run; JavaScript threads name themselves through bench/thread-probe.ts (preloaded with NODE_OPTIONS=--import; it also reports each isolate\'s heap every 250 ms); V8 platform threads (GC helpers, concurrent compiler) are recognised by name on Node ≥ 22 and by creation order on Node 20; "exited / rounding" is the process total minus the threads alive at the end.',
   'client / other cores: CPU of the load generator and of every other process (the upstream Tool Service included) ÷ wall time; high "other" means the machine was busy and that run\'s req/s and latency are depressed.',
   'non-2xx: answers per status; "expected" are the deliberate 404s of the mixed load. errors: connection errors and timeouts.',
@@ -36,12 +36,28 @@ function perThreadSection(summaries: Summary[], state: RunState): string[] {
   const cpu = [...threadCpuTables(summaries, 'call'), ...threadCpuTables(summaries, 'mixed')];
   const mem = [...state.threadMemory.values()].filter((m) => m.idle.length > 0 || m.end.length > 0).map(threadMemoryTable);
   if (cpu.length === 0 && mem.length === 0) return [];
-  return ['## Per thread', '', 'CPU µs per request by thread group (median over repeats):', '', ...cpu.flatMap((t) => [t, '']), 'Heap per JavaScript thread, MiB (idle: at start-up; peak: maxima over the whole phase; SharedArrayBuffers may be counted in every thread that maps them):', '', ...mem.flatMap((t) => [t, ''])];
+  return [
+    '## Per thread',
+    '',
+    'CPU µs per request by thread group (median over repeats):',
+    '',
+    ...cpu.flatMap((t) => [t, '']),
+    'Heap per JavaScript thread, MiB (idle: at start-up; peak: maxima over the whole phase; SharedArrayBuffers may be counted in every thread that maps them):',
+    '',
+    ...mem.flatMap((t) => [t, '']),
+  ];
 }
 
 function chart(o: Options, state: RunState, summaries: Summary[], date: string): string {
   const primary = (w: WorkloadId): Summary[] => summaries.filter((s) => s.workload === w);
-  const shortLabel: Partial<Record<WorkloadId, string>> = { list5: 'tools/list · 5 tools', list50: 'tools/list · 50 tools', call: 'tools/call', initialize: 'initialize', mixed: 'mixed · 40 routes', refresh: 'tools/list under refresh' };
+  const shortLabel: Partial<Record<WorkloadId, string>> = {
+    list5: 'tools/list · 5 tools',
+    list50: 'tools/list · 50 tools',
+    call: 'tools/call',
+    initialize: 'initialize',
+    mixed: 'mixed · 40 routes',
+    refresh: 'tools/list under refresh',
+  };
   const baseName: Partial<Record<WorkloadId, string>> = { list5: 'bare uWS', list50: 'bare uWS', call: 'service', initialize: 'bare uWS', mixed: '', refresh: 'idle' };
   const groups: ChartGroup[] = [];
   // One group per request kind keeps the fixed-width chart readable; the variant rows are in the tables.
@@ -77,7 +93,12 @@ export function writeOutputs(o: Options, state: RunState, partial: boolean): str
   const json = join(resultsDir(), `${date}${suffix}.json`);
   const meta = { date: state.started.toISOString(), gateway: gitDescribe(), machine: machine(state.runtimes), knobs: { ...o, combos: o.sweep ? o.combos : undefined }, partial };
   const skipped = [...state.skipped].map(([k, v]) => `- skipped ${k}: ${v}`);
-  const head = [o.sweep ? `# Gateway benchmark — acceptors × shards sweep, ${date}` : `# Gateway benchmark, ${date}`, '', describe(o, state.runtimes), partial ? '\n**Partial: the run stopped early.**\n' : ''];
+  const head = [
+    o.sweep ? `# Gateway benchmark — acceptors × shards sweep, ${date}` : `# Gateway benchmark, ${date}`,
+    '',
+    describe(o, state.runtimes),
+    partial ? '\n**Partial: the run stopped early.**\n' : '',
+  ];
   const details = ['<details><summary>Every run</summary>\n', rawTable(state.runs), '\n</details>', ''];
   if (o.sweep) {
     const t = sweepTable(o, state.runs);
@@ -140,7 +161,8 @@ export function printSummary(o: Options, state: RunState): void {
   for (const line of perThreadSection(summaries, state).slice(1)) console.log(line);
   for (const n of state.notes) console.log(`- ${n}`);
   for (const [k, v] of state.skipped) console.log(`- skipped ${k}: ${v}`);
-  for (const s of summaries.filter((x) => x.workload === 'call' && x.kind === 'gateway')) console.log(`- echo Tool Service CPU during ${s.server} tools/call: ${fmt(s.upstreamMicrosPerReq, 1)} µs/req`);
+  for (const s of summaries.filter((x) => x.workload === 'call' && x.kind === 'gateway'))
+    console.log(`- echo Tool Service CPU during ${s.server} tools/call: ${fmt(s.upstreamMicrosPerReq, 1)} µs/req`);
   console.log('\nTargets (ratios measured in this run):');
   for (const c of targetChecks(summaries)) {
     const who = state.runtimes.length > 1 ? ` [${c.server}]` : '';

@@ -59,7 +59,13 @@ export interface StartedGateway extends Started {
 }
 
 /** The gateway's config: static routes, log level warn, optional layout, refresh interval and `auth` section. */
-export function gatewayConfig(port: number, routes: Record<string, ServiceEntry[]>, o: { acceptors: number | undefined; shards: number | undefined }, refreshIntervalMs?: number, auth?: object): object {
+export function gatewayConfig(
+  port: number,
+  routes: Record<string, ServiceEntry[]>,
+  o: { acceptors: number | undefined; shards: number | undefined },
+  refreshIntervalMs?: number,
+  auth?: object,
+): object {
   const workers: Record<string, number> = {};
   if (o.acceptors !== undefined) workers['acceptors'] = o.acceptors;
   if (o.shards !== undefined) workers['shards'] = o.shards;
@@ -84,7 +90,10 @@ function gatewayCommand(runtime: Runtime, configFile: string, port: number): { c
     if (!existsSync(cli)) throw new Error(`gateway not built (${cli} missing): run npm run build`);
     return { cmd: runtime.node, args: [cli, '--config', configFile] };
   }
-  const parts = override.trim().split(/\s+/).map((p) => p.replaceAll('{config}', configFile).replaceAll('{port}', String(port)));
+  const parts = override
+    .trim()
+    .split(/\s+/)
+    .map((p) => p.replaceAll('{config}', configFile).replaceAll('{port}', String(port)));
   if (!override.includes('{config}')) parts.push('--config', configFile);
   const [cmd, ...args] = parts;
   if (cmd === undefined) throw new Error('BENCH_GATEWAY_CMD is empty');

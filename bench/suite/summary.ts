@@ -126,10 +126,19 @@ export function summarize(runs: Run[], workload: string, key: string, idleRssKb:
   };
   if (first.role !== 'baseline') {
     const baseOf = baseWorkload(workload);
-    const base = ratiosAgainst(mine, runs.filter((r) => r.workload === baseOf && r.role === 'baseline'));
+    const base = ratiosAgainst(
+      mine,
+      runs.filter((r) => r.workload === baseOf && r.role === 'baseline'),
+    );
     if (base !== undefined) s.ratios = base;
     const variantOf = VARIANTS[workload as WorkloadId]?.of;
-    const ref = variantOf === undefined ? undefined : ratiosAgainst(mine, runs.filter((r) => r.workload === variantOf && r.key === (first.refKey ?? key)));
+    const ref =
+      variantOf === undefined
+        ? undefined
+        : ratiosAgainst(
+            mine,
+            runs.filter((r) => r.workload === variantOf && r.key === (first.refKey ?? key)),
+          );
     if (ref !== undefined) s.variantRatios = ref;
     if (first.kind !== 'inline') {
       const inline = runs.filter((r) => r.workload === workload && r.kind === 'inline');

@@ -29,8 +29,28 @@ export async function sweep(o: Options, state: RunState): Promise<void> {
   const listLoad = { ...base, url: `http://127.0.0.1:${bare50.port}/mcp/bench`, body: listBody };
   const callLoad = { ...base, url: `${echoUrl}${call.path}`, body: call.direct };
   const baselines: Target[] = [
-    { ...common, workload: 'list50', role: 'baseline', kind: 'bare', key: 'bare-50', serverName: 'bare uWS', server: bare50.server, load: listLoad, probe: () => probeOne(listLoad.url, listLoad, checkList(names)) },
-    { ...common, workload: 'call', role: 'baseline', kind: 'echo', key: 'echo', serverName: 'echo Tool Service direct', server: echo.server, load: callLoad, probe: () => probeOne(callLoad.url, callLoad, checkDirectCall) },
+    {
+      ...common,
+      workload: 'list50',
+      role: 'baseline',
+      kind: 'bare',
+      key: 'bare-50',
+      serverName: 'bare uWS',
+      server: bare50.server,
+      load: listLoad,
+      probe: () => probeOne(listLoad.url, listLoad, checkList(names)),
+    },
+    {
+      ...common,
+      workload: 'call',
+      role: 'baseline',
+      kind: 'echo',
+      key: 'echo',
+      serverName: 'echo Tool Service direct',
+      server: echo.server,
+      load: callLoad,
+      probe: () => probeOne(callLoad.url, callLoad, checkDirectCall),
+    },
   ];
   try {
     await probeTargets(baselines, state);
@@ -79,8 +99,28 @@ export function sweepTable(o: Options, runs: Run[]): { text: string; rows: Array
     return median(ratios);
   };
   const header = ['acceptors × shards', 'list50 req/s', 'list50 CPU µs/req', 'list50 req/s ÷ bare', 'list50 CPU ÷ bare', 'call req/s', 'call CPU µs/req', 'call req/s ÷ direct', 'call CPU ÷ echo'];
-  const lines = [`| ${header.join(' | ')} |`, `|---|${header.slice(1).map(() => '---:').join('|')}|`];
-  lines.push(`| bare uWS / echo direct | ${fmt(med('list50', (r) => r.reqPerSec), 0)} | ${fmt(med('list50', (r) => r.cpuMicrosPerReq), 1)} | base | base | ${fmt(med('call', (r) => r.reqPerSec), 0)} | ${fmt(med('call', (r) => r.cpuMicrosPerReq), 1)} | base | base |`);
+  const lines = [
+    `| ${header.join(' | ')} |`,
+    `|---|${header
+      .slice(1)
+      .map(() => '---:')
+      .join('|')}|`,
+  ];
+  lines.push(
+    `| bare uWS / echo direct | ${fmt(
+      med('list50', (r) => r.reqPerSec),
+      0,
+    )} | ${fmt(
+      med('list50', (r) => r.cpuMicrosPerReq),
+      1,
+    )} | base | base | ${fmt(
+      med('call', (r) => r.reqPerSec),
+      0,
+    )} | ${fmt(
+      med('call', (r) => r.cpuMicrosPerReq),
+      1,
+    )} | base | base |`,
+  );
   const rows: Array<Record<string, unknown>> = [];
   for (const c of o.combos) {
     const tag = `a${c.acceptors} s${c.shards}`;

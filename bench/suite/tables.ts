@@ -25,7 +25,22 @@ function statusText(s: Summary): string {
 
 /** Every row with its ratios to the workload's baseline and its memory. */
 export function summaryTable(summaries: Summary[]): string {
-  const header = ['workload', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'req/s ÷ base', 'CPU ÷ base', 'p99 ÷ base', 'idle RSS MiB', 'peak RSS MiB', 'non-2xx', 'errors', 'client / other cores'];
+  const header = [
+    'workload',
+    'server',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'req/s ÷ base',
+    'CPU ÷ base',
+    'p99 ÷ base',
+    'idle RSS MiB',
+    'peak RSS MiB',
+    'non-2xx',
+    'errors',
+    'client / other cores',
+  ];
   return table(
     header,
     2,
@@ -153,7 +168,12 @@ export function rawTable(runs: Run[]): string {
   const header = ['repeat', 'workload', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'upstream µs/req', 'peak RSS MiB', 'non-2xx', 'errors', 'server / client / other cores', 'extra'];
   const lines = [`| ${header.join(' | ')} |`, '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|'];
   for (const r of runs) {
-    const extra = r.extra === undefined ? '' : Object.entries(r.extra).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(', ');
+    const extra =
+      r.extra === undefined
+        ? ''
+        : Object.entries(r.extra)
+            .map(([k, v]) => `${k} ${fmt(v, 0)}`)
+            .join(', ');
     lines.push(
       `| ${r.repeat} | ${r.workload} | ${r.server} | ${fmt(r.reqPerSec, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.cpuMicrosPerReq, 1)} | ${fmt(r.upstreamMicrosPerReq, 1)} | ${fmt(mib(r.runPeakRssKb), 0)} | ${r.non2xx} | ${r.errors} | ${fmt(r.serverCores, 2)} / ${fmt(r.clientCores, 2)} / ${fmt(r.otherCores, 2)} | ${extra} |`,
     );

@@ -193,7 +193,7 @@ export class Acceptor {
       this.edge.head(res, path, this.servesOps, this.options.health, this.mcp.draining);
       return;
     }
-    if (path.startsWith('/mcp') && (path.length === 4 || path.charCodeAt(4) === 47 /* '/' */)) {
+    if (path.startsWith('/mcp') && (path.length === 4 || path.charCodeAt(4) === 47) /* '/' */) {
       this.mcp.handle(res, req, path, method, this.head);
       return;
     }

@@ -52,9 +52,7 @@ export type DispatchRefusal = 'full' | 'down';
 export type CallDone = (req: McpRequest, outcome: string) => void;
 
 const SSE_HEARTBEAT = Buffer.from(': keep-alive\n\n');
-const SHARD_LOST = Buffer.from(
-  JSON.stringify({ code: JsonRpcErrorCode.InternalError, message: 'Internal error: the worker running this call stopped; whether the tool ran is unknown' }),
-);
+const SHARD_LOST = Buffer.from(JSON.stringify({ code: JsonRpcErrorCode.InternalError, message: 'Internal error: the worker running this call stopped; whether the tool ran is unknown' }));
 /** A call still running at the drain deadline: it may have run, so it is not a retryable refusal (docs/contracts/errors.md). */
 const SHUTTING_DOWN = Buffer.from(
   JSON.stringify({
@@ -67,8 +65,7 @@ const SHUTTING_DOWN = Buffer.from(
 const CLIENT_TOO_SLOW = Buffer.from(
   JSON.stringify({
     code: JsonRpcErrorCode.InternalError,
-    message:
-      'Internal error: the client did not read the stream (server.maxBufferedBytesPerConnection bytes unsent); the call was cancelled, whether the tool finished is unknown',
+    message: 'Internal error: the client did not read the stream (server.maxBufferedBytesPerConnection bytes unsent); the call was cancelled, whether the tool finished is unknown',
     data: { reason: GatewayErrorCode.ClientTooSlow },
   }),
 );

@@ -7,11 +7,7 @@
 import { parseArgs } from 'node:util';
 
 /** What the command line asks for. */
-export type CliCommand =
-  | { kind: 'help' }
-  | { kind: 'version' }
-  | { kind: 'run'; configFile: string | undefined }
-  | { kind: 'check-config'; configFile: string | undefined; format: CheckConfigFormat };
+export type CliCommand = { kind: 'help' } | { kind: 'version' } | { kind: 'run'; configFile: string | undefined } | { kind: 'check-config'; configFile: string | undefined; format: CheckConfigFormat };
 
 /** Output format of `--check-config`. */
 export type CheckConfigFormat = 'yaml' | 'json';

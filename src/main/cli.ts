@@ -92,13 +92,15 @@ async function main(): Promise<void> {
     }
     stopping = true;
     process.stderr.write(
-      `${NAME}: ${signal} received, draining (readiness fails now; listeners close in ${drainDelayMs} ms; ` +
-        `open requests get ${drainTimeoutMs} ms more; a second signal exits at once)\n`,
+      `${NAME}: ${signal} received, draining (readiness fails now; listeners close in ${drainDelayMs} ms; ` + `open requests get ${drainTimeoutMs} ms more; a second signal exits at once)\n`,
     );
-    const overrun = setTimeout(() => {
-      process.stderr.write(`${NAME}: the drain did not finish within ${drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS} ms: exiting\n`);
-      void gateway.abort().finally(() => exit(1));
-    }, drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS);
+    const overrun = setTimeout(
+      () => {
+        process.stderr.write(`${NAME}: the drain did not finish within ${drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS} ms: exiting\n`);
+        void gateway.abort().finally(() => exit(1));
+      },
+      drainDelayMs + drainTimeoutMs + EXIT_MARGIN_MS,
+    );
     overrun.unref();
     gateway.drain().then(
       () => exit(0),

@@ -11,6 +11,9 @@
  *                                   └──────── AcceptorFanout ◄──────────────────┘ route updates to every acceptor
  * ```
  * Every worker thread runs under a {@link Supervisor} (one restart policy).
+ *
+ * ~300 lines: start-up order, drain and abort are one sequence over the same
+ * components; each component already lives in its own module.
  */
 import type { EventEmitter } from 'node:events';
 import { Counter, Registry } from 'prom-client';
@@ -213,7 +216,12 @@ export async function startGateway(config: GatewayConfig): Promise<Gateway> {
   }
 
   for (const warning of exposureWarnings(config)) log.warn({ security: true }, warning);
-  refresh = new RefreshThread(config, (e) => installer.handle(e), () => installer.servedRevisions(), deps);
+  refresh = new RefreshThread(
+    config,
+    (e) => installer.handle(e),
+    () => installer.servedRevisions(),
+    deps,
+  );
   refresh.start();
   log.info(
     {

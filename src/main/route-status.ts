@@ -186,11 +186,7 @@ export class RouteStatusBoard {
       if (v.revision !== null) usable++;
     }
     const allUsable = usable === this.routes.size;
-    const ready =
-      !this.draining &&
-      this.initialLoadComplete &&
-      usable >= this.policy.minUsableRoutes &&
-      (this.policy.readiness === 'initial-load' || allUsable);
+    const ready = !this.draining && this.initialLoadComplete && usable >= this.policy.minUsableRoutes && (this.policy.readiness === 'initial-load' || allUsable);
     const body = JSON.stringify({
       status: ready ? 'ready' : this.draining ? 'draining' : 'not_ready',
       policy: this.policy.readiness,

@@ -52,7 +52,11 @@ export class ShardThread {
           this.started = true;
           const channels = topology.shardEnds(index);
           const workerData: ShardWorkerData = { shardIndex: index, config, channels };
-          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), { workerData, name: `shard-${index}`, resourceLimits: workerResourceLimits(config.workers, 'shard') });
+          const worker = new Worker(new URL('../workers/shard/shard-worker.js', import.meta.url), {
+            workerData,
+            name: `shard-${index}`,
+            resourceLimits: workerResourceLimits(config.workers, 'shard'),
+          });
           worker.on('message', (msg: ShardToMain) => this.onMessage(msg));
           worker.on('exit', () => this.failInstalls());
           return worker;

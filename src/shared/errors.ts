@@ -88,7 +88,6 @@ export class GatewayError extends Error {
   toWire(): WireError {
     return { code: this.code, message: this.message, details: [...this.details] };
   }
-
 }
 
 /** The structured-clone-safe form of a {@link GatewayError}. */

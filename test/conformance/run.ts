@@ -241,7 +241,9 @@ function judge(run: RunName, baseline: RunBaseline, outcomes: readonly ScenarioO
     console.log(`${pad(r.scenario, w.scenario)}  ${pad(r.expected, 8)}  ${pad(r.actual, 6)}  ${pad(r.checks, 7)}  ${pad(r.verdict, w.verdict)}  ${note}`);
   }
   const bad = rows.filter((r) => r.verdict !== 'pass' && r.verdict !== 'expected failure');
-  console.log(`\nconformance [${run}]: ${rows.filter((r) => r.verdict === 'pass').length} passed, ${rows.filter((r) => r.verdict === 'expected failure').length} expected failures, ${bad.length} mismatches`);
+  console.log(
+    `\nconformance [${run}]: ${rows.filter((r) => r.verdict === 'pass').length} passed, ${rows.filter((r) => r.verdict === 'expected failure').length} expected failures, ${bad.length} mismatches`,
+  );
   for (const r of bad) console.log(`  - ${r.scenario}: ${r.verdict}${r.note ? ` (${r.note.slice(0, 300)})` : ''}`);
   return bad.length;
 }

@@ -161,6 +161,9 @@ export function requirementResults(dir: string, scenarios: readonly string[]): M
 
 /** The last meaningful line of a process output (for short notes). */
 export function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l.trim() !== '' && !l.includes('npm warn'));
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.includes('npm warn'));
   return (lines[lines.length - 1] ?? '').slice(0, 300);
 }

@@ -52,7 +52,10 @@ describe('Tool Service manifest v1 golden examples (docs/contracts/examples/mani
       });
       // Tools refused one by one (v1.1): each listed one, with a problem containing the stated text, and no other.
       const refused = example.refused ?? [];
-      expect(result.refused.map((r) => r.name), `${file}: refused tools`).toEqual(refused.map((r) => r.name));
+      expect(
+        result.refused.map((r) => r.name),
+        `${file}: refused tools`,
+      ).toEqual(refused.map((r) => r.name));
       refused.forEach((want, i) => {
         expect(result.refused[i]?.problem, `${file}: refused tool ${i}`).toContain(want.problem);
       });

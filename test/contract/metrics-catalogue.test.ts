@@ -83,7 +83,11 @@ describe('docs/operations.md metrics catalogue', () => {
       .filter((n) => !names.has(n));
     expect(stale).toEqual([]);
     // Every wildcard row matches something too.
-    for (const r of catalogue().filter((row) => row.name.endsWith('*'))) expect([...names.keys()].some((n) => n.startsWith(r.name.slice(0, -1))), r.name).toBe(true);
+    for (const r of catalogue().filter((row) => row.name.endsWith('*')))
+      expect(
+        [...names.keys()].some((n) => n.startsWith(r.name.slice(0, -1))),
+        r.name,
+      ).toBe(true);
   });
 
   it('documents every label a sample carries', () => {

@@ -54,7 +54,10 @@ const all = loadExamples<Common & Record<string, unknown>>('redis');
 const registryCopies = all.filter((e) => e.file.startsWith('registry-copy')) as unknown as Array<{ file: string; example: RegistryCopyExample }>;
 const snapshots = all.filter((e) => e.file.startsWith('snapshot-') && 'catalog' in e.example && !('upgradedFrom' in e.example)) as unknown as Array<{ file: string; example: SnapshotExample }>;
 const upgraded = all.filter((e) => e.file.startsWith('snapshot-') && 'upgradedFrom' in e.example) as unknown as Array<{ file: string; example: UpgradedSnapshotExample }>;
-const corruptSnapshots = all.filter((e) => e.file.startsWith('snapshot-') && !('catalog' in e.example) && !('upgradedFrom' in e.example)) as unknown as Array<{ file: string; example: CorruptSnapshotExample }>;
+const corruptSnapshots = all.filter((e) => e.file.startsWith('snapshot-') && !('catalog' in e.example) && !('upgradedFrom' in e.example)) as unknown as Array<{
+  file: string;
+  example: CorruptSnapshotExample;
+}>;
 
 const ISO_TIME = '$regex:^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';
 
@@ -162,7 +165,11 @@ describe('Redis v1 golden examples (docs/contracts/examples/redis)', () => {
       expect(JSON.parse(`${example.listTemplate}7}`)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { tools: expect.any(Array) } });
       // The 2026-07-28 template plus `<ttlMs>},"id":<id>}` is one too.
       expect(Buffer.from(view.modernListTemplate.slice()).toString('utf8'), `${file}: modern list template`).toBe(example.modernListTemplate);
-      expect(JSON.parse(`${example.modernListTemplate}1000},"id":7}`)).toMatchObject({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete', tools: expect.any(Array), cacheScope: 'public', ttlMs: 1000 } });
+      expect(JSON.parse(`${example.modernListTemplate}1000},"id":7}`)).toMatchObject({
+        jsonrpc: '2.0',
+        id: 7,
+        result: { resultType: 'complete', tools: expect.any(Array), cacheScope: 'public', ttlMs: 1000 },
+      });
 
       const dv = new DataView(sab);
       const u32 = (i: number): number => dv.getUint32(i * 4, true);

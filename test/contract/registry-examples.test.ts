@@ -16,10 +16,7 @@ import { loadExamples } from './support.js';
 
 /** A registry example file. */
 type RegistryExample = { description: string } & ({ document: unknown } | { documentText: string }) &
-  (
-    | { readable: true; revision: string; routes: Record<string, Array<Record<string, unknown>>>; rejected: Record<string, string> }
-    | { readable: false; code: string; problem: string }
-  );
+  ({ readable: true; revision: string; routes: Record<string, Array<Record<string, unknown>>>; rejected: Record<string, string> } | { readable: false; code: string; problem: string });
 
 const MIN_EXAMPLES = 8;
 const examples = loadExamples<RegistryExample>('registry');

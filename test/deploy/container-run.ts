@@ -152,8 +152,11 @@ async function main(): Promise<void> {
     const packed = (JSON.parse(packJson) as Array<{ filename: string; files: Array<{ path: string }> }>)[0];
     if (packed === undefined) throw new Error('npm pack printed no result');
     const paths = packed.files.map((f) => f.path);
-    check('npm pack ships dist/src/main/cli.js and the worker entry points', ['dist/src/main/cli.js', 'dist/src/main/acceptor-worker.js', 'dist/src/workers/shard/shard-worker.js', 'dist/src/workers/refresh/refresh-worker.js'].every((p) => paths.includes(p)));
-    const stray = paths.filter((p) => /^(test|bench|examples|src|docs|deploy)\//.test(p) || p.startsWith('dist/test') || p.endsWith('.ts') && !p.endsWith('.d.ts'));
+    check(
+      'npm pack ships dist/src/main/cli.js and the worker entry points',
+      ['dist/src/main/cli.js', 'dist/src/main/acceptor-worker.js', 'dist/src/workers/shard/shard-worker.js', 'dist/src/workers/refresh/refresh-worker.js'].every((p) => paths.includes(p)),
+    );
+    const stray = paths.filter((p) => /^(test|bench|examples|src|docs|deploy)\//.test(p) || p.startsWith('dist/test') || (p.endsWith('.ts') && !p.endsWith('.d.ts')));
     check('npm pack ships no tests, benchmarks, examples or TypeScript sources', stray.length === 0, stray.slice(0, 10).join('\n'));
 
     // 2. Production dependencies only, from the lockfile (the image's prod-deps stage).
@@ -171,18 +174,9 @@ async function main(): Promise<void> {
     const configFile = join(etcDir, 'gateway.yaml');
     writeFileSync(
       configFile,
-      [
-        'server:',
-        '  host: 127.0.0.1',
-        'catalog:',
-        '  source: static',
-        '  static:',
-        '    routes:',
-        `      demo: [{ id: demo-tools, baseUrl: "${toolService.url}" }]`,
-        'log:',
-        '  level: info',
-        '',
-      ].join('\n'),
+      ['server:', '  host: 127.0.0.1', 'catalog:', '  source: static', '  static:', '    routes:', `      demo: [{ id: demo-tools, baseUrl: "${toolService.url}" }]`, 'log:', '  level: info', ''].join(
+        '\n',
+      ),
     );
     execFileSync('chmod', ['-R', 'a-w', appDir, etcDir]);
     const env: Record<string, string> = {
@@ -210,9 +204,7 @@ async function main(): Promise<void> {
     });
     gateway.stdout?.setEncoding('utf8').on('data', (d: string) => (out.stdout += d));
     gateway.stderr?.setEncoding('utf8').on('data', (d: string) => (out.stderr += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      gateway?.once('exit', (code, signal) => resolve({ code, signal })),
-    );
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => gateway?.once('exit', (code, signal) => resolve({ code, signal })));
 
     const listening = await waitFor(gateway, out, /"port":(\d+)[^\n]*"msg":"gateway listening"/, START_BOUND_MS);
     const base = `http://127.0.0.1:${listening[1]}`;
@@ -240,7 +232,11 @@ async function main(): Promise<void> {
     gateway.kill('SIGTERM');
     const result = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), STOP_BOUND_MS))]);
     const stoppedIn = Date.now() - stopStart;
-    check(`SIGTERM → exit code 0 within ${STOP_BOUND_MS} ms`, result !== null && result.code === 0, result === null ? 'still running' : `code ${result.code} signal ${result.signal} after ${stoppedIn} ms\nstderr:\n${out.stderr}`);
+    check(
+      `SIGTERM → exit code 0 within ${STOP_BOUND_MS} ms`,
+      result !== null && result.code === 0,
+      result === null ? 'still running' : `code ${result.code} signal ${result.signal} after ${stoppedIn} ms\nstderr:\n${out.stderr}`,
+    );
     if (result !== null) gateway = null;
     check('no read-only or permission error on stderr', !/EROFS|EACCES|EPERM|read-only file system/i.test(out.stderr), out.stderr);
   } finally {

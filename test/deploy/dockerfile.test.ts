@@ -52,8 +52,14 @@ describe('Dockerfile', () => {
     expect(runs.some((r) => /\btsc\b/.test(r))).toBe(true);
     expect(runs.some((r) => /\bnpm ci\b.*--omit=dev/.test(r))).toBe(true);
     // The runtime stage builds nothing: it only copies the compiled code and the production node_modules.
-    expect(inFinal('RUN').map((i) => args(i).join(' ')).filter((r) => /npm (ci|install)|tsc/.test(r))).toEqual([]);
-    const copiedFromStages = inFinal('COPY').map(copyFrom).filter((from) => from !== null);
+    expect(
+      inFinal('RUN')
+        .map((i) => args(i).join(' '))
+        .filter((r) => /npm (ci|install)|tsc/.test(r)),
+    ).toEqual([]);
+    const copiedFromStages = inFinal('COPY')
+      .map(copyFrom)
+      .filter((from) => from !== null);
     expect(copiedFromStages.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -95,12 +101,13 @@ describe('Dockerfile', () => {
   });
 
   it('builds from an allow-listed context (.dockerignore) that holds what the build stage copies', () => {
-    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     expect(ignore[0]).toBe('*');
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
-    const copiedFromContext = instructions
-      .filter((i) => i.getKeyword() === 'COPY' && copyFrom(i) === null)
-      .flatMap((i) => args(i).slice(0, -1));
+    const copiedFromContext = instructions.filter((i) => i.getKeyword() === 'COPY' && copyFrom(i) === null).flatMap((i) => args(i).slice(0, -1));
     for (const source of copiedFromContext) expect(allowed, `${source} is not in the build context`).toContain(source);
   });
 });

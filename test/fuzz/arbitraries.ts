@@ -41,24 +41,29 @@ export const idText: fc.Arbitrary<string> = fc.oneof(
  * `params` texts: a pool sampled once (fixed seed), then picked per run —
  * generating nested records per run would cost ~10x the code under test.
  */
-const PARAMS_POOL: readonly string[] = fc.sample(
-  fc.oneof(
-    { weight: 4, arbitrary: fc.record(
+const PARAMS_POOL: readonly string[] = fc
+  .sample(
+    fc.oneof(
       {
-        protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-01-01', 7),
-        level: fc.constantFrom('debug', 'info', 'emergency', 'loud', 3),
-        name: fc.oneof(fc.constantFrom('employee_search', 'unknown'), fc.string({ maxLength: 8 }), fc.integer()),
-        arguments: fc.oneof(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }), fc.jsonValue({ maxDepth: 1 })),
-        requestId: fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.constant(null)),
-        cursor: fc.string({ maxLength: 6 }),
-        _meta: fc.record({ progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 4 })) }, { requiredKeys: [] }),
+        weight: 4,
+        arbitrary: fc.record(
+          {
+            protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-01-01', 7),
+            level: fc.constantFrom('debug', 'info', 'emergency', 'loud', 3),
+            name: fc.oneof(fc.constantFrom('employee_search', 'unknown'), fc.string({ maxLength: 8 }), fc.integer()),
+            arguments: fc.oneof(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }), fc.jsonValue({ maxDepth: 1 })),
+            requestId: fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.constant(null)),
+            cursor: fc.string({ maxLength: 6 }),
+            _meta: fc.record({ progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 4 })) }, { requiredKeys: [] }),
+          },
+          { requiredKeys: [] },
+        ),
       },
-      { requiredKeys: [] },
-    ) },
-    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
-  ),
-  { numRuns: 400, seed: 7 },
-).map((p) => JSON.stringify(p) ?? 'null');
+      { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+    ),
+    { numRuns: 400, seed: 7 },
+  )
+  .map((p) => JSON.stringify(p) ?? 'null');
 
 const JSONRPC_TEXTS = [...Array<string>(16).fill('"2.0"'), '"1.0"', '2', 'null', '"2.0 "'];
 const METHOD_TEXTS = [...METHODS, ...METHODS.slice(0, 5), ...METHODS.slice(0, 5)].map((m) => JSON.stringify(m)).concat(['1', 'null', `"${'m'.repeat(300)}"`, '"tools/list\\u0000"', '"Tools/List"']);
@@ -143,8 +148,12 @@ const BAD_PATTERNS = ['(a)\\1', '(?=x)', '(', 'a{2000}', '\\p{sc=Grek}'];
 /** Mostly patterns the linear-time engine runs (ReDoS-prone ones included), sometimes ones the catalog must refuse. */
 const pattern = fc.oneof({ weight: 20, arbitrary: fc.constantFrom(...GOOD_PATTERNS) }, { weight: 1, arbitrary: fc.constantFrom(...BAD_PATTERNS) });
 /** Mostly references that resolve (to `$defs` every generated inputSchema has), sometimes loops, dangling or remote ones. */
-const ref = fc.oneof({ weight: 20, arbitrary: fc.constantFrom('#/$defs/a', '#/$defs/b') }, { weight: 1, arbitrary: fc.constantFrom('#', '#/$defs/missing', 'https://example.com/x.json', '#/properties/p') });
-const ok = <T, U>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<U>, odds = 12): fc.Arbitrary<T | U> => fc.oneof({ weight: odds, arbitrary: good as fc.Arbitrary<T | U> }, { weight: 1, arbitrary: bad as fc.Arbitrary<T | U> });
+const ref = fc.oneof(
+  { weight: 20, arbitrary: fc.constantFrom('#/$defs/a', '#/$defs/b') },
+  { weight: 1, arbitrary: fc.constantFrom('#', '#/$defs/missing', 'https://example.com/x.json', '#/properties/p') },
+);
+const ok = <T, U>(good: fc.Arbitrary<T>, bad: fc.Arbitrary<U>, odds = 12): fc.Arbitrary<T | U> =>
+  fc.oneof({ weight: odds, arbitrary: good as fc.Arbitrary<T | U> }, { weight: 1, arbitrary: bad as fc.Arbitrary<T | U> });
 
 /** A JSON Schema, mostly valid, with the keywords the catalog checks: patterns, $refs, combinators, bad values. */
 export const jsonSchema: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ schema: Record<string, unknown> }>((tie) => ({
@@ -200,7 +209,10 @@ export const manifestTool = (origin: string): fc.Arbitrary<Record<string, unknow
       annotations: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
       timeoutMs: ok(fc.integer({ min: 1, max: 100_000 }), fc.constantFrom(0, 1.5, -1), 40),
       execution: ok(
-        fc.oneof(fc.stringMatching(/^\/[a-z][a-z/]{0,10}$/).map((path) => ({ path })), fc.constant({ url: `${origin}/tools/x` })),
+        fc.oneof(
+          fc.stringMatching(/^\/[a-z][a-z/]{0,10}$/).map((path) => ({ path })),
+          fc.constant({ url: `${origin}/tools/x` }),
+        ),
         fc.constantFrom({ path: '//evil.example/x' }, { path: 'relative' }, { url: 'http://evil.example/x' }, { url: 'ftp://x' }, { path: '/a', url: `${origin}/b` }),
         40,
       ),

@@ -49,7 +49,7 @@ function wellFormed(reply: Reply): Wire {
   }
   check(typeof wire === 'object' && wire !== null && wire.jsonrpc === '2.0', 'jsonrpc must be "2.0"', text);
   check('id' in wire && (wire.id === null || typeof wire.id === 'string' || typeof wire.id === 'number'), 'id must be present and null, a string or a number', text);
-  check(('result' in wire) !== ('error' in wire), 'exactly one of result and error', text);
+  check('result' in wire !== 'error' in wire, 'exactly one of result and error', text);
   if (wire.error !== undefined) check(RPC_CODES.has(wire.error.code) && typeof wire.error.message === 'string', 'a known error code and a message', text);
   return wire;
 }

@@ -48,9 +48,7 @@ export async function startGatewayProcess(env: Record<string, string>, timeoutMs
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   child.stderr?.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
-  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })));
   const logLines = (): Array<Record<string, unknown>> =>
     stdout
       .split('\n')

@@ -100,7 +100,13 @@ export function openExchange(target: Target, req: ExchangeRequest): OpenExchange
     items,
     done,
     disconnect: () => clientRequest.destroy(),
-    waitFor: (condition, what, timeoutMs = 5_000) => waitUntil(() => condition(items()), () => `${what}; received: ${text.slice(0, 2000)}`, timeoutMs, 5),
+    waitFor: (condition, what, timeoutMs = 5_000) =>
+      waitUntil(
+        () => condition(items()),
+        () => `${what}; received: ${text.slice(0, 2000)}`,
+        timeoutMs,
+        5,
+      ),
   };
 }
 

@@ -59,13 +59,7 @@ export function resultText(result: ToolResult): string {
 }
 
 /** POSTs `tools/call`. */
-export function callTool(
-  gw: Gateway,
-  route: string,
-  name: string,
-  args: unknown = {},
-  options: { id?: string | number; headers?: Record<string, string> } = {},
-): Promise<HttpAnswer> {
+export function callTool(gw: Gateway, route: string, name: string, args: unknown = {}, options: { id?: string | number; headers?: Record<string, string> } = {}): Promise<HttpAnswer> {
   return mcpPost(gw, route, rpc('tools/call', { name, arguments: args }, options.id ?? 1), options.headers ?? {});
 }
 

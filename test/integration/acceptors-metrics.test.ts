@@ -122,8 +122,7 @@ describe('two acceptor threads on one port', () => {
     const scrape = await httpRequest(gw, '/metrics');
     expect(scrape.status).toBe(200);
     const samples = parsePrometheus(scrape.text);
-    const req = (method: string, outcome: string): number | undefined =>
-      sampleValue(samples, 'mcp_gateway_requests_total', { route: 'metered', method, outcome });
+    const req = (method: string, outcome: string): number | undefined => sampleValue(samples, 'mcp_gateway_requests_total', { route: 'metered', method, outcome });
     expect(req('tools/list', 'ok')).toBe(LISTS);
     expect(req('tools/call', 'ok')).toBe(3);
     expect(req('tools/call', 'tool_error')).toBe(1);

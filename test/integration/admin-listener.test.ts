@@ -65,7 +65,14 @@ describe('server.admin.port set', () => {
       const pending = mcpPost(gw, 'core', rpc('tools/call', { name: 'slow', arguments: {} }));
       await waitUntil(() => svc.held > heldBefore, 'the call is held by the Tool Service');
       const drained = gw.drain();
-      await waitUntil(() => fetch(`http://127.0.0.1:${gw.port}/mcp/core`).then(() => false, () => true), 'the traffic listener closed');
+      await waitUntil(
+        () =>
+          fetch(`http://127.0.0.1:${gw.port}/mcp/core`).then(
+            () => false,
+            () => true,
+          ),
+        'the traffic listener closed',
+      );
       const ready = await admin(gw, '/health/ready');
       expect(ready.status).toBe(503);
       expect(JSON.parse(ready.text)).toMatchObject({ status: 'draining' });

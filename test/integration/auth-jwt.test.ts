@@ -63,7 +63,7 @@ afterAll(async () => {
 async function listed(headers: Record<string, string>, route = 'hr'): Promise<string[]> {
   const answer = await mcpPost(gw, route, rpc('tools/list', undefined, 7), headers);
   expect(answer.status, answer.text).toBe(200);
-  return ((rpcBody(answer).result as { tools: Array<{ name: string }> }).tools).map((t) => t.name);
+  return (rpcBody(answer).result as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
 }
 
 describe('401 and protected resource metadata (RFC 6750, RFC 9728)', () => {
@@ -108,17 +108,25 @@ describe('the forged, expired and foreign token matrix', () => {
     ['alg none', () => as.unsecured({ aud: `${base}/mcp/hr` }), ''],
     ['HS256 with the RSA public key', () => as.hsConfusion({ aud: `${base}/mcp/hr` }), 'algorithm'],
     ['unknown kid', async () => as.mint({ aud: `${base}/mcp/hr`, key: await as.newKey() }), 'unknown key'],
-    ['tampered signature', async () => {
-      const t = await as.mint({ aud: `${base}/mcp/hr`, claims: { groups: ['hr'] } });
-      const [h, p, s] = t.split('.') as [string, string, string];
-      return `${h}.${p}.${s.startsWith('A') ? 'B' : 'A'}${s.slice(1)}`;
-    }, 'signature'],
-    ['tampered payload', async () => {
-      const t = await as.mint({ aud: `${base}/mcp/hr` });
-      const [h, , s] = t.split('.') as [string, string, string];
-      const forged = Buffer.from(JSON.stringify({ iss: as.issuer, sub: 'mallory', aud: `${base}/mcp/hr`, exp: 9_999_999_999, groups: ['hr'] })).toString('base64url');
-      return `${h}.${forged}.${s}`;
-    }, 'signature'],
+    [
+      'tampered signature',
+      async () => {
+        const t = await as.mint({ aud: `${base}/mcp/hr`, claims: { groups: ['hr'] } });
+        const [h, p, s] = t.split('.') as [string, string, string];
+        return `${h}.${p}.${s.startsWith('A') ? 'B' : 'A'}${s.slice(1)}`;
+      },
+      'signature',
+    ],
+    [
+      'tampered payload',
+      async () => {
+        const t = await as.mint({ aud: `${base}/mcp/hr` });
+        const [h, , s] = t.split('.') as [string, string, string];
+        const forged = Buffer.from(JSON.stringify({ iss: as.issuer, sub: 'mallory', aud: `${base}/mcp/hr`, exp: 9_999_999_999, groups: ['hr'] })).toString('base64url');
+        return `${h}.${forged}.${s}`;
+      },
+      'signature',
+    ],
     ['no exp', () => as.mint({ aud: `${base}/mcp/hr`, noExp: true }), 'required claim'],
     ['not a JWT', () => 'definitely-not-a-token', ''],
   ];

@@ -161,8 +161,7 @@ describe('bad input over real HTTP', () => {
   it('forwards __proto__ and constructor keys in arguments as plain data', async () => {
     const before = svc.requests.length;
     const raw =
-      '{"jsonrpc":"2.0","id":"proto","method":"tools/call","params":{"name":"echo","arguments":' +
-      '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"normal":1}}}';
+      '{"jsonrpc":"2.0","id":"proto","method":"tools/call","params":{"name":"echo","arguments":' + '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"normal":1}}}';
     const answer = await mcpPost(gw, ROUTE, raw);
     expect(answer.status).toBe(200);
     const result = toolResult(answer);

@@ -83,7 +83,12 @@ describe('tools/call comparators', () => {
 describe('flapping Tool Service', () => {
   it('answers, refuses connections and holds requests, phase by phase', async () => {
     const [port, controlPort] = [await freePort(), await freePort()];
-    await spawnServer(process.execPath, [bench('flapping-tool-service.js'), '--port', String(port), '--control-port', String(controlPort), '--tool-timeout-ms', '750'], /^listening \d+ control \d+$/m, { timeoutMs: 15_000 });
+    await spawnServer(
+      process.execPath,
+      [bench('flapping-tool-service.js'), '--port', String(port), '--control-port', String(controlPort), '--tool-timeout-ms', '750'],
+      /^listening \d+ control \d+$/m,
+      { timeoutMs: 15_000 },
+    );
     const service = `http://127.0.0.1:${port}`;
     const control = `http://127.0.0.1:${controlPort}`;
     const manifest = await send(`${service}/manifest?tools=2`, {});
@@ -112,7 +117,10 @@ describe('thread probe', () => {
       const worker = join(dir, 'shard-worker.mjs');
       writeFileSync(worker, 'setInterval(() => {}, 1000);\n');
       const main = join(dir, 'main.mjs');
-      writeFileSync(main, `import { Worker } from 'node:worker_threads';\nnew Worker(new URL(${JSON.stringify(pathToFileURL(worker).href)}));\nconsole.log('listening 1');\nsetInterval(() => {}, 1000);\n`);
+      writeFileSync(
+        main,
+        `import { Worker } from 'node:worker_threads';\nnew Worker(new URL(${JSON.stringify(pathToFileURL(worker).href)}));\nconsole.log('listening 1');\nsetInterval(() => {}, 1000);\n`,
+      );
       const reports = join(dir, 'reports');
       mkdirSync(reports);
       const child = await spawnServer(process.execPath, [main], LISTENING, {

@@ -90,7 +90,12 @@ describe('catalog failure rules in portal mode (one gateway, many routes)', { ti
   const entry = (id: string): Entry => ({ id, baseUrl: (svc[id] as FixtureToolService).url });
   const setTools = (id: string, names: string[]): void => {
     const s = svc[id] as FixtureToolService;
-    s.setManifest(manifestFor(names.map((name) => ({ name })), id));
+    s.setManifest(
+      manifestFor(
+        names.map((name) => ({ name })),
+        id,
+      ),
+    );
     for (const name of names) s.setBehavior(`/tools/${name}`, { kind: 'echo' });
   };
   const publish = (): void => portal.setDocument({ revision: `rev-${++revision}`, routes });

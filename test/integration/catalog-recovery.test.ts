@@ -39,7 +39,12 @@ describe('cold start with the Portal down and no Redis, then a refresh-worker cr
 
   const setTools = (id: string, names: string[]): void => {
     const s = services[id] as FixtureToolService;
-    s.setManifest(manifestFor(names.map((name) => ({ name })), id));
+    s.setManifest(
+      manifestFor(
+        names.map((name) => ({ name })),
+        id,
+      ),
+    );
     for (const name of names) s.setBehavior(`/tools/${name}`, { kind: 'echo' });
   };
 

@@ -85,7 +85,12 @@ describe('Redis copies, warm start of every named route, corrupt entries, Redis 
   });
   const setTools = (route: string, names: string[], tag = 'seeded'): void => {
     const s = services[route] as FixtureToolService;
-    s.setManifest(manifestFor(names.map((name) => ({ name, description: `${name} ${tag}` })), `${route}-tools`));
+    s.setManifest(
+      manifestFor(
+        names.map((name) => ({ name, description: `${name} ${tag}` })),
+        `${route}-tools`,
+      ),
+    );
     for (const name of names) s.setBehavior(`/tools/${name}`, { kind: 'echo' });
   };
 

@@ -35,15 +35,7 @@ describe('demo tool service', () => {
     const manifest = (await res.json()) as { service: string; tools: Array<Record<string, unknown>> };
     expect(manifest).toEqual(demoManifest('demo-test'));
     expect(manifest.service).toBe('demo-test');
-    expect(manifest.tools.map((t) => t['name'])).toEqual([
-      'echo',
-      'add',
-      'word_count',
-      'current_time',
-      'slow',
-      'count_with_progress',
-      'always_fails',
-    ]);
+    expect(manifest.tools.map((t) => t['name'])).toEqual(['echo', 'add', 'word_count', 'current_time', 'slow', 'count_with_progress', 'always_fails']);
     for (const tool of manifest.tools) {
       expect(tool['name']).toMatch(TOOL_NAME);
       expect(tool['version']).toBe('1.0.0');

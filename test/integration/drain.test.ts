@@ -315,9 +315,6 @@ function exchange(socket: Socket, port: number, id: number): Promise<{ head: str
     };
     socket.on('data', onData);
     socket.once('error', reject);
-    socket.write(
-      `POST /mcp/core HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
+    socket.write(`POST /mcp/core HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: application/json\r\n` + `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
   });
 }

@@ -182,7 +182,13 @@ describe('fixture tool service', () => {
     fixture.setBehavior('/tools/e', { kind: 'endless', intervalMs: 5 });
     const { call, record } = await started('e');
     await waitUntil(() => call.text().split('\n').length > 3, 'three progress lines');
-    expect(call.text().split('\n').slice(0, 3).map((l) => JSON.parse(l) as unknown)).toEqual([1, 2, 3].map((n) => ({ type: 'progress', progress: n, message: `tick ${n}` })));
+    expect(
+      call
+        .text()
+        .split('\n')
+        .slice(0, 3)
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([1, 2, 3].map((n) => ({ type: 'progress', progress: n, message: `tick ${n}` })));
     expect(fixture.activeCalls).toBeGreaterThanOrEqual(1);
     call.disconnect();
     await waitUntil(() => record.closed, 'the fixture saw the request closed');
@@ -235,7 +241,11 @@ describe('fixture tool service', () => {
     other.setBehavior('/tools/slow', { kind: 'delay', ms: 60_000, then: { kind: 'json', body: {} } });
     other.setBehavior('/tools/held', { kind: 'hold', then: { kind: 'json', body: {} } });
     /** The settled value or the error, caught at once (a rejection must not go unhandled while close() runs). */
-    const settled = (p: Promise<unknown>): Promise<unknown> => p.then((v) => v, (err: unknown) => err);
+    const settled = (p: Promise<unknown>): Promise<unknown> =>
+      p.then(
+        (v) => v,
+        (err: unknown) => err,
+      );
     const slow = settled(callTool(other.url, 'slow', {}));
     const held = settled(callTool(other.url, 'held', {}));
     await other.whenRequests(2);

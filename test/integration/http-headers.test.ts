@@ -86,8 +86,7 @@ describe('header rules on the default loopback bind', () => {
   });
 
   it('initialize answers the client revision when supported, else 2025-11-25, with listChanged false', async () => {
-    const init = (version: string) =>
-      mcpPost(gw, 'core', rpc('initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+    const init = (version: string) => mcpPost(gw, 'core', rpc('initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } }));
     for (const [asked, answered] of [
       ['2025-06-18', '2025-06-18'],
       ['2025-03-26', '2025-03-26'],

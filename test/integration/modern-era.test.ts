@@ -42,7 +42,14 @@ function listen(gw: Gateway, route: string, id: string | number, filter: Record<
   const body = JSON.stringify(modernRpc('subscriptions/listen', { notifications: filter }, id));
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: gw.port, path: `/mcp/${route}`, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...modernHeaders('subscriptions/listen') } },
+      {
+        host: '127.0.0.1',
+        port: gw.port,
+        path: `/mcp/${route}`,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...modernHeaders('subscriptions/listen') },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -108,7 +115,10 @@ describe('subscriptions/listen', () => {
     await waitUntil(() => streams.every((s) => s.events().some((e) => e['method'] === 'notifications/tools/list_changed')), 'every stream hears the change');
     streams.forEach((s, i) => {
       const [ack, changed] = s.events();
-      expect(ack).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': `sub-${i}` }, notifications: { toolsListChanged: true } } });
+      expect(ack).toMatchObject({
+        method: 'notifications/subscriptions/acknowledged',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': `sub-${i}` }, notifications: { toolsListChanged: true } },
+      });
       expect(changed).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': `sub-${i}` } } });
     });
     // What the notification announces is already served.
@@ -149,7 +159,10 @@ describe('2026-07-28 logging (server/utilities/logging.mdx)', () => {
     const g = await start();
     (svc as FixtureToolService).setBehavior('/tools/echo', {
       kind: 'ndjson',
-      lines: [{ type: 'log', level: 'warning', data: 'careful' }, { type: 'result', result: { content: [{ type: 'text', text: 'done' }] } }],
+      lines: [
+        { type: 'log', level: 'warning', data: 'careful' },
+        { type: 'result', result: { content: [{ type: 'text', text: 'done' }] } },
+      ],
     });
     const call = (meta: Record<string, unknown>) => mcpPost(g, 'core', modernRpc('tools/call', { name: 'echo', arguments: {}, _meta: meta }), modernHeaders('tools/call', 'echo'));
     const messages = (text: string) =>
@@ -172,12 +185,7 @@ describe('2026-07-28 tools/list on a protected route', () => {
 
   it("lists the caller's tools with cacheScope private; an open route's list is public; a hidden tool stays an unknown tool", async () => {
     svc = await startFixtureToolService();
-    svc.setManifest(
-      manifestFor([
-        { name: 'public_echo' },
-        { name: 'hr_lookup', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } },
-      ]),
-    );
+    svc.setManifest(manifestFor([{ name: 'public_echo' }, { name: 'hr_lookup', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } }]));
     svc.setBehavior('/tools/public_echo', { kind: 'echo' });
     gw = await startTestGateway({
       catalog: { static: { routes: { core: [{ id: 'svc', baseUrl: svc.url }], open: [{ id: 'svc', baseUrl: svc.url }] } } },

@@ -64,7 +64,13 @@ describe('x-request-id on MCP answers', () => {
   });
 
   it('is on a streamed (SSE) tools/call answer', async () => {
-    svc.setBehavior('/tools/echo', { kind: 'ndjson', lines: [{ type: 'progress', progress: 1 }, { type: 'result', result: { content: [] } }] });
+    svc.setBehavior('/tools/echo', {
+      kind: 'ndjson',
+      lines: [
+        { type: 'progress', progress: 1 },
+        { type: 'result', result: { content: [] } },
+      ],
+    });
     try {
       const answer = await mcpPost(gw, 'core', rpc('tools/call', { name: 'echo', arguments: {}, _meta: { progressToken: 't' } }), {
         accept: 'application/json, text/event-stream',
@@ -129,7 +135,10 @@ describe('access log (CLI)', () => {
       for (let i = 0; i < 5; i++) expect((await mcpPost(target, 'core', rpc('tools/call', { name: 'echo', arguments: {} }, i), { 'x-request-id': `acc-${i}` })).status).toBe(200);
       expect((await mcpPost(target, 'core', rpc('tools/call', { name: 'missing', arguments: {} }), { 'x-request-id': 'acc-unknown' })).status).toBe(200);
       const access = async (): Promise<Array<Record<string, unknown>>> => p.logLines().filter((l) => l['msg'] === 'tool call');
-      await waitUntil(async () => (await access()).length === 6, () => `6 access lines; stdout: ${p.stdout()}`);
+      await waitUntil(
+        async () => (await access()).length === 6,
+        () => `6 access lines; stdout: ${p.stdout()}`,
+      );
       const lines = await access();
       expect(lines.slice(0, 5).map((l) => l['requestId'])).toEqual(['acc-0', 'acc-1', 'acc-2', 'acc-3', 'acc-4']);
       expect(lines[0]).toMatchObject({ level: 'info', route: 'core', tool: 'echo', service: 'fixture', outcome: 'ok', shard: 0, thread: 'shard-0' });

@@ -48,37 +48,45 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 describe('ring between two worker threads', () => {
-  it('delivers 200k frames of random sizes (chunked, backlogged, refused and retried) in order and byte-exact', async () => {
-    const ring = createRing(16 * 1024);
-    const count = 200_000;
-    const consumer = spawn({ role: 'consume', ring, count, seed: 42 });
-    await consumer.ready;
-    const producer = spawn({ role: 'produce', ring, count, seed: 42, maxBacklogBytes: 64 * 1024 });
-    const [sent, received] = await within(Promise.all([producer.result, consumer.result]), STALL_MS, 'the 200k-frame stream');
-    expect(received).toMatchObject({ type: 'done', frames: count });
-    expect(sent).toMatchObject({ type: 'done', frames: count });
-    if (sent.type !== 'done' || received.type !== 'done') return;
-    expect(received.bytes).toBe(sent.bytes);
-    // The run exercised what it claims to: oversized frames and a backlog (the ring is small).
-    expect(sent.chunked).toBeGreaterThan(1000);
-    expect(sent.backlogged).toBeGreaterThan(0);
-    producer.worker.postMessage('stop');
-    consumer.worker.postMessage('stop');
-    expect(await within(Promise.all([producer.exited, consumer.exited]), STALL_MS, 'worker exit')).toEqual([0, 0]);
-  }, 2 * STALL_MS);
+  it(
+    'delivers 200k frames of random sizes (chunked, backlogged, refused and retried) in order and byte-exact',
+    async () => {
+      const ring = createRing(16 * 1024);
+      const count = 200_000;
+      const consumer = spawn({ role: 'consume', ring, count, seed: 42 });
+      await consumer.ready;
+      const producer = spawn({ role: 'produce', ring, count, seed: 42, maxBacklogBytes: 64 * 1024 });
+      const [sent, received] = await within(Promise.all([producer.result, consumer.result]), STALL_MS, 'the 200k-frame stream');
+      expect(received).toMatchObject({ type: 'done', frames: count });
+      expect(sent).toMatchObject({ type: 'done', frames: count });
+      if (sent.type !== 'done' || received.type !== 'done') return;
+      expect(received.bytes).toBe(sent.bytes);
+      // The run exercised what it claims to: oversized frames and a backlog (the ring is small).
+      expect(sent.chunked).toBeGreaterThan(1000);
+      expect(sent.backlogged).toBeGreaterThan(0);
+      producer.worker.postMessage('stop');
+      consumer.worker.postMessage('stop');
+      expect(await within(Promise.all([producer.exited, consumer.exited]), STALL_MS, 'worker exit')).toEqual([0, 0]);
+    },
+    2 * STALL_MS,
+  );
 
-  it('ping-pong over a request ring and an answer ring loses no wake-up (1 in flight, then random windows)', async () => {
-    const requests = createRing(4096);
-    const answers = createRing(4096);
-    const echo = spawn({ role: 'echo', requests, answers });
-    await echo.ready;
-    const ping = spawn({ role: 'ping', requests, answers, rounds: 40_000, seed: 7 });
-    const result = await within(ping.result, STALL_MS, 'the ping-pong');
-    expect(result).toMatchObject({ type: 'done', frames: 40_000 });
-    echo.worker.postMessage('stop');
-    ping.worker.postMessage('stop');
-    expect(await within(Promise.all([echo.exited, ping.exited]), STALL_MS, 'worker exit')).toEqual([0, 0]);
-  }, 2 * STALL_MS);
+  it(
+    'ping-pong over a request ring and an answer ring loses no wake-up (1 in flight, then random windows)',
+    async () => {
+      const requests = createRing(4096);
+      const answers = createRing(4096);
+      const echo = spawn({ role: 'echo', requests, answers });
+      await echo.ready;
+      const ping = spawn({ role: 'ping', requests, answers, rounds: 40_000, seed: 7 });
+      const result = await within(ping.result, STALL_MS, 'the ping-pong');
+      expect(result).toMatchObject({ type: 'done', frames: 40_000 });
+      echo.worker.postMessage('stop');
+      ping.worker.postMessage('stop');
+      expect(await within(Promise.all([echo.exited, ping.exited]), STALL_MS, 'worker exit')).toEqual([0, 0]);
+    },
+    2 * STALL_MS,
+  );
 
   it('a thread whose reader was closed exits, and leaves no waiter on the ring', async () => {
     const ring = createRing(4096);

@@ -28,10 +28,7 @@ interface Run {
 }
 
 /** Starts the CLI on this test's Node (`process.execPath`: the runtime under test). */
-function startCli(
-  env: Record<string, string>,
-  nodeArgs: string[] = [],
-): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<Run> } {
+function startCli(env: Record<string, string>, nodeArgs: string[] = []): { child: ChildProcess; output: () => { stdout: string; stderr: string }; exited: Promise<Run> } {
   const child = spawn(process.execPath, [...nodeArgs, CLI], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -102,7 +99,7 @@ function headerBlock(port: number, size: number, split: boolean): Promise<string
       received += c.toString('latin1');
       if (received.includes('\r\n')) done(received.slice(0, received.indexOf('\r\n')));
     });
-    socket.on('close', () => done(received === '' ? 'closed' : received.split('\r\n')[0] ?? ''));
+    socket.on('close', () => done(received === '' ? 'closed' : (received.split('\r\n')[0] ?? '')));
     socket.on('error', () => undefined);
     socket.on('connect', () => {
       if (!split) socket.write(block);
@@ -137,7 +134,9 @@ describe('the runtime under test', () => {
     const deadline = Date.now() + 20_000;
     let line: { node?: string; uws?: string; port?: number } | undefined;
     while (line === undefined && Date.now() < deadline && child.exitCode === null) {
-      const found = output().stdout.split('\n').find((l) => l.includes('"gateway listening"'));
+      const found = output()
+        .stdout.split('\n')
+        .find((l) => l.includes('"gateway listening"'));
       if (found) line = JSON.parse(found) as typeof line;
       else await new Promise((r) => setTimeout(r, 25));
     }
@@ -206,7 +205,14 @@ describe('workers.maxYoungGenerationSizeMb', () => {
   async function workerYoungGenerations(setting: string | null): Promise<Array<{ kind: string; mb: number | undefined }>> {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-young-'));
     const out = join(dir, 'probe.json');
-    const env: Record<string, string> = { MCP_GATEWAY_SERVER_PORT: '0', MCP_GATEWAY_LOG_LEVEL: 'info', MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{}', MCP_GATEWAY_WORKERS_ACCEPTORS: '2', MCP_GATEWAY_SERVER_DRAIN_DELAY_MS: '0', MEMORY_PROBE_OUT: out };
+    const env: Record<string, string> = {
+      MCP_GATEWAY_SERVER_PORT: '0',
+      MCP_GATEWAY_LOG_LEVEL: 'info',
+      MCP_GATEWAY_CATALOG_STATIC_ROUTES: '{}',
+      MCP_GATEWAY_WORKERS_ACCEPTORS: '2',
+      MCP_GATEWAY_SERVER_DRAIN_DELAY_MS: '0',
+      MEMORY_PROBE_OUT: out,
+    };
     if (setting !== null) env['MCP_GATEWAY_WORKERS_MAX_YOUNG_GENERATION_SIZE_MB'] = setting;
     const { child, output, exited } = startCli(env, ['--import', MEMORY_PROBE]);
     try {

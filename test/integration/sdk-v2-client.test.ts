@@ -79,7 +79,12 @@ describe('MCP SDK v2 client (2.4.0) in every version-negotiation mode', () => {
               kind: 'json',
               body: {
                 resultType: 'input_required',
-                inputRequests: { who: { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } } },
+                inputRequests: {
+                  who: {
+                    method: 'elicitation/create',
+                    params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+                  },
+                },
               },
             };
       },
@@ -152,7 +157,7 @@ describe('MCP SDK v2 client (2.4.0) in every version-negotiation mode', () => {
     }
   });
 
-  it('pinned 2026-07-28: an input_required result is answered by the client\'s handler and retried (MRTR through the gateway)', async () => {
+  it("pinned 2026-07-28: an input_required result is answered by the client's handler and retried (MRTR through the gateway)", async () => {
     const sent: Sent[] = [];
     const client = await connect({ pin: '2026-07-28' }, sent);
     try {

@@ -22,7 +22,7 @@ describe('gateway smoke', () => {
     expect((list.json as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name)).toEqual(['echo']);
     const call = await mcpPost(gw, 'core', rpc('tools/call', { name: 'echo', arguments: { x: 1 } }, 7));
     expect(call.status).toBe(200);
-    const result = (call.json as { id: number; result: { structuredContent: { arguments: unknown } } });
+    const result = call.json as { id: number; result: { structuredContent: { arguments: unknown } } };
     expect(result.id).toBe(7);
     expect(result.result.structuredContent.arguments).toEqual({ x: 1 });
   });

@@ -45,12 +45,7 @@ async function requestsWithOutcome(gw: Gateway, route: string, outcome: string):
 // ---------------------------------------------------------------------------
 
 const RESULT = { content: [{ type: 'text', text: 'streamed result' }], structuredContent: { rows: 3 } };
-const TOOLS: Array<Partial<ToolDef> & { name: string }> = [
-  { name: 'stream' },
-  { name: 'endless' },
-  { name: 'plain' },
-  { name: 'timeboxed', timeoutMs: 400 },
-];
+const TOOLS: Array<Partial<ToolDef> & { name: string }> = [{ name: 'stream' }, { name: 'endless' }, { name: 'plain' }, { name: 'timeboxed', timeoutMs: 400 }];
 
 describe('streaming tools/call (contract v0.3)', () => {
   let svc: FixtureToolService;
@@ -129,7 +124,10 @@ describe('streaming tools/call (contract v0.3)', () => {
     it('keeps a numeric progress token numeric', async () => {
       svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
-        lines: [{ type: 'progress', progress: 0.5 }, { type: 'result', result: RESULT }],
+        lines: [
+          { type: 'progress', progress: 0.5 },
+          { type: 'result', result: RESULT },
+        ],
       });
       const got = await sseCall(gw, 'stream', toolsCall(7, 'stream', { progressToken: 42 }));
       expect(messages(got.items)).toEqual([
@@ -159,7 +157,11 @@ describe('streaming tools/call (contract v0.3)', () => {
     it('answers an NDJSON Tool Service as SSE even when no frame is forwarded (the response is the only event)', async () => {
       svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
-        lines: [{ type: 'progress', progress: 1 }, { type: 'log', level: 'debug', data: 'dropped' }, { type: 'result', result: RESULT }],
+        lines: [
+          { type: 'progress', progress: 1 },
+          { type: 'log', level: 'debug', data: 'dropped' },
+          { type: 'result', result: RESULT },
+        ],
       });
       const got = await sseCall(gw, 'stream', toolsCall(3, 'stream'));
       expect(got.headers['content-type']).toBe('text/event-stream');
@@ -169,7 +171,11 @@ describe('streaming tools/call (contract v0.3)', () => {
     it('ends the stream with the isError response when the Tool Service stream fails mid-way', async () => {
       svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
-        lines: [{ type: 'progress', progress: 1 }, { type: 'error', message: 'disk full' }, { type: 'log', level: 'error', data: 'after the end: never read' }],
+        lines: [
+          { type: 'progress', progress: 1 },
+          { type: 'error', message: 'disk full' },
+          { type: 'log', level: 'error', data: 'after the end: never read' },
+        ],
       });
       const got = await sseCall(gw, 'stream', toolsCall(4, 'stream', { progressToken: 'p' }));
       expect(messages(got.items)).toEqual([
@@ -400,10 +406,18 @@ describe('streaming tools/call (contract v0.3)', () => {
       await waitUntil(async () => (await toolCallsWithCause(gwSmall, 'small', 'cancelled')) === cancelledBefore + N, `${N} tool calls counted as cancelled`);
       await waitUntil(async () => (await requestsWithOutcome(gwSmall, 'small', 'aborted')) === abortedBefore + N, `${N} requests counted as aborted`);
       // Aborted upstream connections are closed, not kept: the Tool Service holds no more sockets than before.
-      await waitUntil(() => svc.openSockets <= socketsBefore, () => `Tool Service sockets back to ${socketsBefore} (now ${svc.openSockets})`, 5_000);
+      await waitUntil(
+        () => svc.openSockets <= socketsBefore,
+        () => `Tool Service sockets back to ${socketsBefore} (now ${svc.openSockets})`,
+        5_000,
+      );
       // Heartbeat intervals of acceptor 0 (this thread) are cleared.
       const timeouts = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-      await waitUntil(() => timeouts() - timersBefore < 5, () => `heartbeat timers cleared (${timeouts() - timersBefore} more timers than before)`, 5_000);
+      await waitUntil(
+        () => timeouts() - timersBefore < 5,
+        () => `heartbeat timers cleared (${timeouts() - timersBefore} more timers than before)`,
+        5_000,
+      );
       expect(timeouts() - timersBefore).toBeLessThan(5);
       // Every call slot is free again: 4 concurrent calls (the per-shard limit) all succeed.
       const answers = await Promise.all([1, 2, 3, 4].map((i) => sseCall(gwSmall, 'small', toolsCall(`after-${i}`, 'plain'))));
@@ -419,7 +433,11 @@ describe('streaming tools/call (contract v0.3)', () => {
       svc.setBehavior('/tools/stream', {
         kind: 'ndjson',
         delayMs: 300,
-        lines: [{ type: 'log', level: 'error', data: 'first' }, { type: 'log', level: 'error', data: 'second' }, { type: 'result', result: RESULT }],
+        lines: [
+          { type: 'log', level: 'error', data: 'first' },
+          { type: 'log', level: 'error', data: 'second' },
+          { type: 'result', result: RESULT },
+        ],
       });
       const got = await sseCall(gwSmall, 'small', toolsCall('hb', 'stream'));
       expect(got.headers['content-type']).toBe('text/event-stream');

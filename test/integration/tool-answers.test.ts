@@ -86,11 +86,17 @@ describe('tools/call: Tool Service answer shapes and failures (SPEC §7)', () =>
     });
     svc.setBehavior('/tools/nd_error', {
       kind: 'ndjson',
-      lines: [{ type: 'progress', progress: 1 }, { type: 'error', message: 'database is down' }],
+      lines: [
+        { type: 'progress', progress: 1 },
+        { type: 'error', message: 'database is down' },
+      ],
     });
     svc.setBehavior('/tools/nd_no_result', {
       kind: 'ndjson',
-      lines: [{ type: 'progress', progress: 1 }, { type: 'log', level: 'info', data: 'still working' }],
+      lines: [
+        { type: 'progress', progress: 1 },
+        { type: 'log', level: 'info', data: 'still working' },
+      ],
     });
     svc.setBehavior('/tools/nd_bad_line', { kind: 'ndjson', lines: ['{"type":"progress","progress":1}', 'this is not json'] });
     svc.setBehavior('/tools/status_500', { kind: 'json', status: 500, body: { error: 'boom' } });
@@ -100,7 +106,15 @@ describe('tools/call: Tool Service answer shapes and failures (SPEC §7)', () =>
     svc.setBehavior('/tools/slow_capped', { kind: 'delay', ms: 20_000, then: { kind: 'echo' } });
     svc.setBehavior('/tools/destroyed', { kind: 'destroy' });
     svc.setBehavior('/tools/broken_json', { kind: 'raw', contentType: 'application/json', body: '{"content": [{"type":"text",' });
-    svc.setBehavior('/tools/bad_block', { kind: 'json', body: { content: [{ type: 'text', text: 'ok' }, { type: 'image', mimeType: 'image/png' }] } });
+    svc.setBehavior('/tools/bad_block', {
+      kind: 'json',
+      body: {
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'image', mimeType: 'image/png' },
+        ],
+      },
+    });
     svc.setBehavior('/tools/size_edge', { kind: 'json', body: resultOfSize(MAX_RESPONSE_BYTES) });
     svc.setBehavior('/tools/size_over', { kind: 'json', body: resultOfSize(MAX_RESPONSE_BYTES + 1) });
     svc.setBehavior('/tools/nd_over', {

@@ -65,7 +65,14 @@ describe('tracing.otlp.endpoint set', () => {
     const shard = trace.find((s) => s.kind === SPAN_KIND.internal);
     const client = trace.find((s) => s.kind === SPAN_KIND.client);
     expect(server).toMatchObject({ name: 'tools/call echo', parentSpanId: CLIENT_SPAN, serviceName: 'gateway-under-test', statusCode: 0 });
-    expect(server?.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'mcp_gateway.route': 'core', 'mcp_gateway.request_id': 'trace-req-1', 'mcp_gateway.outcome': 'ok', 'thread.name': 'main' });
+    expect(server?.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'mcp_gateway.route': 'core',
+      'mcp_gateway.request_id': 'trace-req-1',
+      'mcp_gateway.outcome': 'ok',
+      'thread.name': 'main',
+    });
     expect(shard).toMatchObject({ name: 'shard tools/call', parentSpanId: server?.spanId });
     expect(shard?.attributes).toMatchObject({ 'thread.name': 'shard-0', 'mcp_gateway.shard': 0, 'mcp_gateway.outcome': 'ok' });
     expect(client).toMatchObject({ name: 'POST', parentSpanId: shard?.spanId });

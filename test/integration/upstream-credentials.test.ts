@@ -38,32 +38,29 @@ beforeAll(async () => {
   pki = createTestPki();
   tokenFile = join(pki.dir, 'upstream-token');
   writeFileSync(tokenFile, 'Bearer upstream-1\n');
-  server = createServer(
-    { key: readFileSync(pki.serverKeyFile), cert: readFileSync(pki.serverCertFile), ca: readFileSync(pki.caFile), requestCert: true, rejectUnauthorized: true },
-    (req, res) => {
-      const socket = req.socket as TLSSocket;
-      const record: Seen = {
-        path: req.url ?? '',
-        authorization: req.headers.authorization as string | undefined,
-        tenant: req.headers['x-tenant'] as string | undefined,
-        clientCn: socket.getPeerCertificate().subject?.CN as string | undefined,
-        authorized: socket.authorized,
-        subject: req.headers['x-mcp-subject'] as string | undefined,
-      };
-      seen.push(record);
-      req.resume();
-      req.on('end', () => {
-        let body: unknown;
-        if (req.url === '/registry') body = { revision: 'r1', routes: { secure: [{ id: 'svc', baseUrl: origin }] } };
-        else if (req.url === '/manifest') {
-          body = { service: 'svc', tools: [{ name: 'whoami', version: '1.0.0', active: true, description: 'Who called.', inputSchema: { type: 'object' }, execution: { path: '/tools/whoami' } }] };
-        } else body = { content: [{ type: 'text', text: JSON.stringify(record) }] };
-        const text = JSON.stringify(body);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-      });
-    },
-  );
+  server = createServer({ key: readFileSync(pki.serverKeyFile), cert: readFileSync(pki.serverCertFile), ca: readFileSync(pki.caFile), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const record: Seen = {
+      path: req.url ?? '',
+      authorization: req.headers.authorization as string | undefined,
+      tenant: req.headers['x-tenant'] as string | undefined,
+      clientCn: socket.getPeerCertificate().subject?.CN as string | undefined,
+      authorized: socket.authorized,
+      subject: req.headers['x-mcp-subject'] as string | undefined,
+    };
+    seen.push(record);
+    req.resume();
+    req.on('end', () => {
+      let body: unknown;
+      if (req.url === '/registry') body = { revision: 'r1', routes: { secure: [{ id: 'svc', baseUrl: origin }] } };
+      else if (req.url === '/manifest') {
+        body = { service: 'svc', tools: [{ name: 'whoami', version: '1.0.0', active: true, description: 'Who called.', inputSchema: { type: 'object' }, execution: { path: '/tools/whoami' } }] };
+      } else body = { content: [{ type: 'text', text: JSON.stringify(record) }] };
+      const text = JSON.stringify(body);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('unexpected address');

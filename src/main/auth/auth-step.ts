@@ -52,9 +52,7 @@ export class AuthStep {
     this.metrics = new AuthMetrics(registry);
     this.audit = new AuditLog(log);
     this.base = config.auth.resourceBaseUrl;
-    this.authenticator = new Authenticator(config.auth, config.server.retryAfterSeconds, this.metrics, (what, message) =>
-      log.error({ source: what }, `auth secret could not be re-read: ${message}`),
-    );
+    this.authenticator = new Authenticator(config.auth, config.server.retryAfterSeconds, this.metrics, (what, message) => log.error({ source: what }, `auth secret could not be re-read: ${message}`));
     this.enabled = this.authenticator.enabled;
     const profiles = Object.values(config.auth.upstream.profiles).filter((p) => p.forwardIdentity !== undefined);
     this.forwardedClaims = profiles.length === 0 ? null : [...new Set(profiles.flatMap((p) => p.forwardIdentity?.claims ?? []))];

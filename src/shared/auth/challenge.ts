@@ -94,9 +94,7 @@ export interface RouteChallenges {
 export function routeChallenges(r: RouteResource, scopesSupported: readonly string[]): RouteChallenges {
   const meta = `resource_metadata=${quoted(r.metadataUrl)}`;
   const scope = scopesSupported.length > 0 ? `, scope=${quoted(scopesSupported.join(' '))}` : '';
-  const missing = refusal(401, GatewayErrorCode.Unauthenticated, 'Unauthorized: this route requires an access token (Authorization: Bearer)', [
-    ['www-authenticate', `Bearer ${meta}${scope}`],
-  ]);
+  const missing = refusal(401, GatewayErrorCode.Unauthenticated, 'Unauthorized: this route requires an access token (Authorization: Bearer)', [['www-authenticate', `Bearer ${meta}${scope}`]]);
   const invalid = Object.fromEntries(
     (Object.keys(DESCRIPTIONS) as InvalidCredential[]).map((why) => [
       why,
@@ -105,9 +103,7 @@ export function routeChallenges(r: RouteResource, scopesSupported: readonly stri
       ]),
     ]),
   ) as Record<InvalidCredential, Reply>;
-  const forbidden = refusal(403, GatewayErrorCode.Forbidden, 'Forbidden: the caller is not allowed to use this route', [
-    ['www-authenticate', `Bearer error="insufficient_scope", ${meta}${scope}`],
-  ]);
+  const forbidden = refusal(403, GatewayErrorCode.Forbidden, 'Forbidden: the caller is not allowed to use this route', [['www-authenticate', `Bearer error="insufficient_scope", ${meta}${scope}`]]);
   return { missing, invalid, forbidden };
 }
 
@@ -125,9 +121,7 @@ export function rateLimitedReply(retryAfterSeconds: number, what: 'caller' | 'ro
 
 /** 503: the credential cannot be checked right now (not a verdict on it). */
 export function authUnavailableReply(retryAfterSeconds: number, why: string): Reply {
-  return refusal(503, GatewayErrorCode.AuthUnavailable, `Service Unavailable: the access token cannot be checked right now (${why}); retry later`, [
-    ['retry-after', String(retryAfterSeconds)],
-  ]);
+  return refusal(503, GatewayErrorCode.AuthUnavailable, `Service Unavailable: the access token cannot be checked right now (${why}); retry later`, [['retry-after', String(retryAfterSeconds)]]);
 }
 
 /**

@@ -29,10 +29,7 @@ const Url = Type.String({ minLength: 1, maxLength: 2048 });
 const Int = (min: number, max: number): ReturnType<typeof Type.Integer> => Type.Integer({ minimum: min, maximum: max });
 
 /** A secret value: from a file (re-read when it changes) or an environment variable; never inline. */
-export const SecretRefSchema = Type.Union([
-  Type.Object({ file: Path }, { additionalProperties: false }),
-  Type.Object({ env: EnvName }, { additionalProperties: false }),
-]);
+export const SecretRefSchema = Type.Union([Type.Object({ file: Path }, { additionalProperties: false }), Type.Object({ env: EnvName }, { additionalProperties: false })]);
 export type SecretRef = Static<typeof SecretRefSchema>;
 
 /** JWS algorithms a JWT provider may accept: asymmetric only (an HS* key would have to be a shared secret). */
@@ -139,12 +136,7 @@ const PolicySchema = Type.Object(
     rules: Type.Array(RuleSchema, { minItems: 1, maxItems: 64 }),
     /** `scopes_supported` of the route's metadata and `scope` of its 401 challenge. */
     scopesSupported: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 64 })),
-    rateLimit: Type.Optional(
-      Type.Object(
-        { perCaller: Type.Optional(BucketSchema), perRoute: Type.Optional(BucketSchema) },
-        { additionalProperties: false },
-      ),
-    ),
+    rateLimit: Type.Optional(Type.Object({ perCaller: Type.Optional(BucketSchema), perRoute: Type.Optional(BucketSchema) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -168,12 +160,7 @@ const CredentialProfileSchema = Type.Object(
      * Tool Services only: tell the service who called (never the client's token): the caller's
      * subject in `x-mcp-subject`, and these claims as `x-mcp-claim-{name}`.
      */
-    forwardIdentity: Type.Optional(
-      Type.Object(
-        { claims: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' }), { maxItems: 16 }) },
-        { additionalProperties: false },
-      ),
-    ),
+    forwardIdentity: Type.Optional(Type.Object({ claims: Type.Array(Type.String({ pattern: '^[a-z0-9_-]{1,64}$' }), { maxItems: 16 }) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );

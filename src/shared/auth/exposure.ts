@@ -16,7 +16,5 @@ export function exposureWarnings(config: GatewayConfig): string[] {
         'Set auth.defaultPolicy (and auth.providers/auth.policies) unless a proxy in front authenticates every request (docs/contracts/authentication.md).',
     ];
   }
-  return [
-    `auth.defaultPolicy is null: on ${host} every route not named in auth.routes (including routes the Portal adds later) is open to anyone.`,
-  ];
+  return [`auth.defaultPolicy is null: on ${host} every route not named in auth.routes (including routes the Portal adds later) is open to anyone.`];
 }

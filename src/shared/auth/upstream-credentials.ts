@@ -52,7 +52,12 @@ function renderIdentity(identityJson: string, claims: readonly string[]): string
   let out = `x-mcp-subject: ${headerValue(id.sub)}\r\n`;
   for (const name of claims) {
     const v = id.claims?.[name];
-    const text = Array.isArray(v) ? v.map(scalar).filter((s): s is string => s !== null).join(',') : scalar(v);
+    const text = Array.isArray(v)
+      ? v
+          .map(scalar)
+          .filter((s): s is string => s !== null)
+          .join(',')
+      : scalar(v);
     if (text !== null && text !== '') out += `x-mcp-claim-${name}: ${headerValue(text)}\r\n`;
   }
   return out;
@@ -107,7 +112,9 @@ export class OriginCredential {
     for (let i = 0; !changed && i < this.headerSecrets.length; i++) if ((this.headerSecrets[i] as [string, SecretText])[1].value !== this.headerParts[i]) changed = true;
     if (changed) {
       this.headerParts = this.headerSecrets.map(([, s]) => s.value);
-      this.headerCache = this.headers().map(([n, v]) => `${n}: ${v}\r\n`).join('');
+      this.headerCache = this.headers()
+        .map(([n, v]) => `${n}: ${v}\r\n`)
+        .join('');
     }
     return this.headerCache;
   }

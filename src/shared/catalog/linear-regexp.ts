@@ -44,12 +44,23 @@ const parser = new RegExpParser({ ecmaVersion: 2025 });
 type Ranges = Array<[number, number]>;
 const MAX_CODE_POINT = 0x10ffff;
 const DIGIT: Ranges = [[0x30, 0x39]];
-const WORD: Ranges = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+const WORD: Ranges = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+];
 // ECMA-262 WhiteSpace + LineTerminator (what \s matches).
+// biome-ignore format: one range table per line reads as the standard lists it
 const SPACE: Ranges = [[0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]];
-const LINE_TERMINATORS: Ranges = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+const LINE_TERMINATORS: Ranges = [
+  [0x0a, 0x0a],
+  [0x0d, 0x0d],
+  [0x2028, 0x2029],
+];
 
 // General_Category long names (ECMAScript accepts both) → the short names RE2 knows.
+// biome-ignore format: aligned by category group, as in the Unicode tables
 const CATEGORY_ALIASES: Readonly<Record<string, string>> = {
   Letter: 'L', Cased_Letter: 'LC', Uppercase_Letter: 'Lu', Lowercase_Letter: 'Ll', Titlecase_Letter: 'Lt', Modifier_Letter: 'Lm', Other_Letter: 'Lo',
   Mark: 'M', Combining_Mark: 'M', Nonspacing_Mark: 'Mn', Spacing_Mark: 'Mc', Enclosing_Mark: 'Me',
@@ -144,12 +155,23 @@ function element(node: AST.Element, state: State): string {
       return `(?:${alternatives(node.alternatives, state)})`;
     case 'Quantifier': {
       const max = node.max === Infinity ? '' : String(node.max);
-      const count = node.min === 0 && node.max === Infinity ? '*' : node.min === 1 && node.max === Infinity ? '+' : node.min === 0 && node.max === 1 ? '?' : node.min === node.max ? `{${node.min}}` : `{${node.min},${max}}`;
+      const count =
+        node.min === 0 && node.max === Infinity
+          ? '*'
+          : node.min === 1 && node.max === Infinity
+            ? '+'
+            : node.min === 0 && node.max === 1
+              ? '?'
+              : node.min === node.max
+                ? `{${node.min}}`
+                : `{${node.min},${max}}`;
       // Like RE2: counted repetitions, multiplied through their nesting, may not exceed 1000.
       const factor = count.startsWith('{') ? (node.max === Infinity ? node.min : node.max) : 1;
       const outer = state.repeat;
       if (outer * factor > MAX_REPEAT) {
-        throw new Untranslatable(`repeats ${node.raw.slice(node.element.raw.length)}${outer > 1 ? ' inside another counted repetition' : ''}: the linear-time engine allows repetition counts up to ${MAX_REPEAT} (use minLength/maxLength for longer limits)`);
+        throw new Untranslatable(
+          `repeats ${node.raw.slice(node.element.raw.length)}${outer > 1 ? ' inside another counted repetition' : ''}: the linear-time engine allows repetition counts up to ${MAX_REPEAT} (use minLength/maxLength for longer limits)`,
+        );
       }
       state.repeat = outer * Math.max(factor, 1);
       try {
@@ -207,7 +229,8 @@ function setRanges(node: AST.EscapeCharacterSet | AST.AnyCharacterSet): Ranges {
 function property(node: AST.UnicodePropertyCharacterSet): string {
   if (node.strings) throw new Untranslatable(`uses the property of strings "${node.raw}", which the linear-time engine does not support`);
   let name: string;
-  if (node.value === null) name = CATEGORY_ALIASES[node.key] ?? node.key; // \p{L}, \p{Letter} arrive as General_Category; this is a binary property
+  if (node.value === null)
+    name = CATEGORY_ALIASES[node.key] ?? node.key; // \p{L}, \p{Letter} arrive as General_Category; this is a binary property
   else if (node.key === 'General_Category' || node.key === 'gc') name = CATEGORY_ALIASES[node.value] ?? node.value;
   else if (node.key === 'Script' || node.key === 'sc') name = node.value;
   else throw new Untranslatable(`uses the property "${node.raw}", which the linear-time engine does not support`);

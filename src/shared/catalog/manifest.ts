@@ -48,13 +48,9 @@ const ToolSchema = Type.Object({
    * `taskSupport`, which a Tool Service copying its MCP tool definitions may
    * carry. Closed: anything else is a typo.
    */
-  execution: Type.Optional(
-    Type.Object({ path: Type.Optional(Path), url: Type.Optional(Url), taskSupport: Type.Optional(TaskSupport) }, { additionalProperties: false }),
-  ),
+  execution: Type.Optional(Type.Object({ path: Type.Optional(Path), url: Type.Optional(Url), taskSupport: Type.Optional(TaskSupport) }, { additionalProperties: false })),
   /** v1.1: the execution address under a name MCP does not use (for tools whose `execution` is MCP's object). */
-  executionAddress: Type.Optional(
-    Type.Union([Type.Object({ path: Path }, { additionalProperties: false }), Type.Object({ url: Url }, { additionalProperties: false })]),
-  ),
+  executionAddress: Type.Optional(Type.Union([Type.Object({ path: Path }, { additionalProperties: false }), Type.Object({ url: Url }, { additionalProperties: false })])),
 });
 
 /** Manifest v1. Unknown fields are allowed (compatible extension) and ignored. */

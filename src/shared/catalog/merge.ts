@@ -42,11 +42,7 @@ export function listedTools(tools: readonly CatalogTool[]): CatalogTool[] {
  * Merges the Tool Services of one route. Throws a GatewayError
  * (TOOL_NAME_CONFLICT / TOOL_CAP_EXCEEDED) when the route's replacement must be refused.
  */
-export function mergeRoute(
-  routeKey: string,
-  services: readonly ServiceTools[],
-  options: { maxToolsPerRoute: number; source: CatalogSource; now?: number } & Partial<ConflictPolicy>,
-): MergedRoute {
+export function mergeRoute(routeKey: string, services: readonly ServiceTools[], options: { maxToolsPerRoute: number; source: CatalogSource; now?: number } & Partial<ConflictPolicy>): MergedRoute {
   const owners = new Map<string, string[]>();
   for (const service of services) {
     for (const tool of service.tools) {
@@ -67,10 +63,7 @@ export function mergeRoute(
   }
   const exposed = listedTools(tools).length;
   if (exposed > options.maxToolsPerRoute) {
-    throw new GatewayError(
-      GatewayErrorCode.ToolCapExceeded,
-      `route "${routeKey}" would expose ${exposed} tools, more than catalog.maxToolsPerRoute (${options.maxToolsPerRoute})`,
-    );
+    throw new GatewayError(GatewayErrorCode.ToolCapExceeded, `route "${routeKey}" would expose ${exposed} tools, more than catalog.maxToolsPerRoute (${options.maxToolsPerRoute})`);
   }
   // Sorted so that the revision and the tools/list bytes do not depend on fetch order.
   tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.version < b.version ? -1 : a.version > b.version ? 1 : 0));

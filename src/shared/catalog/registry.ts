@@ -46,10 +46,7 @@ export interface Registry {
 export function parseRegistry(doc: unknown): Registry {
   if (!documentValidator.Check(doc)) {
     const first = documentValidator.Errors(doc)[0];
-    throw new GatewayError(
-      GatewayErrorCode.PortalInvalid,
-      `registry document is not a v1 registry: ${first ? `${first.instancePath || '/'} ${first.message}` : 'wrong shape'}`,
-    );
+    throw new GatewayError(GatewayErrorCode.PortalInvalid, `registry document is not a v1 registry: ${first ? `${first.instancePath || '/'} ${first.message}` : 'wrong shape'}`);
   }
   const routes: Record<string, ServiceEntry[]> = {};
   const rejected: Record<string, string> = {};
@@ -57,8 +54,7 @@ export function parseRegistry(doc: unknown): Registry {
     const problem = routeProblem(routeKey, entries);
     if (problem === null) {
       routes[routeKey] = (entries as ServiceEntry[]).map((e) => ({ id: e.id, baseUrl: e.baseUrl, ...(e.manifestPath !== undefined ? { manifestPath: e.manifestPath } : {}) }));
-    }
-    else rejected[routeKey] = problem;
+    } else rejected[routeKey] = problem;
   }
   return { revision: doc.revision, routes, rejected };
 }

@@ -151,7 +151,9 @@ export function refProblems(root: unknown): string[] {
         const key = [...loop].sort().join(' ');
         if (!reported.has(key)) {
           reported.add(key);
-          problems.push(`${loop[0] === '#' ? '' : loop[0]}: $ref loop ${loop.map((p) => (p === '#' ? '#' : `#${p}`)).join(' → ')} never descends into the argument (every check would recurse forever)`);
+          problems.push(
+            `${loop[0] === '#' ? '' : loop[0]}: $ref loop ${loop.map((p) => (p === '#' ? '#' : `#${p}`)).join(' → ')} never descends into the argument (every check would recurse forever)`,
+          );
         }
       } else if (c === undefined) {
         colour.set(next, 1);

@@ -214,7 +214,12 @@ function parseEnvValue(name: string, kind: EnvKind, raw: string, problems: strin
     case 'nullable-string':
       return raw.trim() === '' ? null : raw;
     case 'list':
-      return raw.trim() === '' ? [] : raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return raw.trim() === ''
+        ? []
+        : raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '');
     case 'json':
       try {
         return JSON.parse(raw) as unknown;

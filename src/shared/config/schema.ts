@@ -75,10 +75,7 @@ export const ConfigSchema = Type.Object(
     catalog: Type.Object(
       {
         source: Type.Union([Type.Literal('static'), Type.Literal('portal')]),
-        static: Type.Object(
-          { routes: Type.Record(Type.String(), Type.Array(ServiceEntrySchema, { maxItems: 256 })) },
-          { additionalProperties: false },
-        ),
+        static: Type.Object({ routes: Type.Record(Type.String(), Type.Array(ServiceEntrySchema, { maxItems: 256 })) }, { additionalProperties: false }),
         portal: Type.Object(
           {
             /** Full URL of the registry document; `null` unless `catalog.source` is `portal`. */
@@ -194,15 +191,7 @@ export const ConfigSchema = Type.Object(
     auth: AuthConfigSchema,
     log: Type.Object(
       {
-        level: Type.Union([
-          Type.Literal('fatal'),
-          Type.Literal('error'),
-          Type.Literal('warn'),
-          Type.Literal('info'),
-          Type.Literal('debug'),
-          Type.Literal('trace'),
-          Type.Literal('silent'),
-        ]),
+        level: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
         /** Share of `tools/call` that get an access log line (0 = none, 1 = every call). */
         accessSampleRatio: Type.Number({ minimum: 0, maximum: 1 }),
       },

@@ -111,13 +111,7 @@ export function freshnessMs(builtAt: number, policy: FreshnessPolicy): number {
 }
 
 /** Decides the answer to one 2026-07-28 request body for a route whose snapshot is `route`. */
-export function answerModernRequest(
-  body: Uint8Array,
-  route: ModernListSource,
-  head: ModernHead,
-  freshness: FreshnessPolicy,
-  limits: AnswerLimits = DEFAULT_LIMITS,
-): ModernDecision {
+export function answerModernRequest(body: Uint8Array, route: ModernListSource, head: ModernHead, freshness: FreshnessPolicy, limits: AnswerLimits = DEFAULT_LIMITS): ModernDecision {
   let message: unknown;
   try {
     message = JSON.parse(decoder.decode(body));
@@ -173,7 +167,8 @@ export function answerModernRequest(
     if (head.mcpName === '') return mismatch(id, method, `the Mcp-Name header is missing (params.${nameField as string} is ${JSON.stringify(bodyName.slice(0, 128))})`);
     const headerName = decodeHeaderValue(head.mcpName);
     if (headerName === null) return mismatch(id, method, 'the Mcp-Name header value is malformed (invalid characters or Base64)');
-    if (headerName !== bodyName) return mismatch(id, method, `Mcp-Name ${JSON.stringify(headerName.slice(0, 128))} does not match params.${nameField as string} ${JSON.stringify(bodyName.slice(0, 128))}`);
+    if (headerName !== bodyName)
+      return mismatch(id, method, `Mcp-Name ${JSON.stringify(headerName.slice(0, 128))} does not match params.${nameField as string} ${JSON.stringify(bodyName.slice(0, 128))}`);
   }
 
   switch (method) {

@@ -25,13 +25,9 @@ export interface ListSource {
 
 const decoder = new TextDecoder();
 
-
 /** `initialize` result text per negotiated revision, built once. */
 const INITIALIZE_RESULTS = new Map<string, string>(
-  INITIALIZE_PROTOCOL_VERSIONS.map((v) => [
-    v,
-    JSON.stringify({ protocolVersion: v, capabilities: LEGACY_SERVER_CAPABILITIES, serverInfo: SERVER_INFO, instructions: SERVER_INSTRUCTIONS }),
-  ]),
+  INITIALIZE_PROTOCOL_VERSIONS.map((v) => [v, JSON.stringify({ protocolVersion: v, capabilities: LEGACY_SERVER_CAPABILITIES, serverInfo: SERVER_INFO, instructions: SERVER_INSTRUCTIONS })]),
 );
 
 const ACCEPTED: Reply = { status: 202, body: '' };

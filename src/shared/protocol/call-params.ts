@@ -17,10 +17,7 @@ import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging
  */
 export interface ForwardCall
   extends CallArguments,
-    Pick<
-      CallRequest,
-      'toolName' | 'progressTokenJson' | 'logLevel' | 'modern' | 'traceparent' | 'tracestate' | 'baggage' | 'clientCapabilitiesJson' | 'inputResponsesJson' | 'requestStateJson'
-    > {
+    Pick<CallRequest, 'toolName' | 'progressTokenJson' | 'logLevel' | 'modern' | 'traceparent' | 'tracestate' | 'baggage' | 'clientCapabilitiesJson' | 'inputResponsesJson' | 'requestStateJson'> {
   kind: 'forward';
   method: 'tools/call';
   /** The request id as the JSON text the answer echoes. */

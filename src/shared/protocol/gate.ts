@@ -109,8 +109,7 @@ export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup:
   const era = protocolEra(head.protocolVersion);
   // A legacy request is refused at once (id null), as it always was; a modern one once its id is known
   // (basic/index.mdx: error responses carry the request's id unless it could not be read).
-  const refuse = (r: Refusal): GateResult<S> =>
-    era === 'legacy' || head.method !== 'post' || head.contentLength > policy.maxBodyBytes ? now(r) : { kind: 'refuse-after-body', refusal: r };
+  const refuse = (r: Refusal): GateResult<S> => (era === 'legacy' || head.method !== 'post' || head.contentLength > policy.maxBodyBytes ? now(r) : { kind: 'refuse-after-body', refusal: r });
   // DNS-rebinding protection comes first: a foreign page learns nothing, not even whether a route exists
   // (a 2026-07-28 request gets its own id back, nothing it did not send).
   if (head.origin !== '' && !policy.originAllowed(head.origin)) return refuse(refusal(403, 'Forbidden: Origin is not allowed', 'forbidden'));
@@ -124,7 +123,9 @@ export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup:
   const route = lookup(routeKey);
   if (route === undefined) return refuse(refusal(404, `Unknown route "${routeKey}"`, 'unknown_route'));
   if (head.method !== 'post') {
-    return now(refusal(405, `Method Not Allowed: ${head.method.toUpperCase()} is not served on this endpoint (stateless, no SSE stream); use POST`, 'method_not_allowed', { headers: [['allow', 'POST']] }));
+    return now(
+      refusal(405, `Method Not Allowed: ${head.method.toUpperCase()} is not served on this endpoint (stateless, no SSE stream); use POST`, 'method_not_allowed', { headers: [['allow', 'POST']] }),
+    );
   }
   if (!isJsonContentType(head.contentType)) return refuse(refusal(415, 'Unsupported Media Type: Content-Type must be application/json', 'unsupported_media_type'));
   const accept = parseAccept(head.accept);

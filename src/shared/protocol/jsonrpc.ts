@@ -62,12 +62,7 @@ export function errorResponseForIdText(idText: string, code: number, message: st
 }
 
 /** A complete error reply; the HTTP status follows the code unless given. */
-export function rpcErrorReply(
-  id: RequestId | ExactId | null,
-  code: number,
-  message: string,
-  options: { status?: number; headers?: Reply['headers']; data?: unknown } = {},
-): Reply {
+export function rpcErrorReply(id: RequestId | ExactId | null, code: number, message: string, options: { status?: number; headers?: Reply['headers']; data?: unknown } = {}): Reply {
   return {
     status: options.status ?? httpStatusForRpcError(code),
     contentType: JSON_CONTENT_TYPE,

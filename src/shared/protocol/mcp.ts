@@ -92,5 +92,4 @@ export const MODERN_SERVER_CAPABILITIES = Object.freeze({
 });
 
 /** Instructions sent in `initialize`. */
-export const SERVER_INSTRUCTIONS =
-  'Stateless MCP gateway: each route is its own MCP server; tools/list is served from the route catalog snapshot.';
+export const SERVER_INSTRUCTIONS = 'Stateless MCP gateway: each route is its own MCP server; tools/list is served from the route catalog snapshot.';

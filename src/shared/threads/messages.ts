@@ -116,8 +116,7 @@ export interface RouteUnavailable {
 /** A change of one route as an acceptor must apply it. */
 export type RouteUpdate =
   /** The route exists; `snapshot` is what its shard installed (null: none yet, or refused — then `unavailable` says why). */
-  | { routeKey: string; shard: number; snapshot: SharedArrayBuffer | null; unavailable: RouteUnavailable | null }
-  | { routeKey: string; removed: true };
+  { routeKey: string; shard: number; snapshot: SharedArrayBuffer | null; unavailable: RouteUnavailable | null } | { routeKey: string; removed: true };
 
 /** Main → acceptor worker. */
 export type MainToAcceptor =

@@ -19,13 +19,9 @@ export type ManifestFetch = { kind: 'not-modified' } | { kind: 'manifest'; manif
  * must be JSON. Sends `If-None-Match: etag` when one is known: a Tool Service
  * that answers 304 costs no download, parse or validation.
  */
-export async function fetchManifestIfChanged(
-  entry: ServiceEntry,
-  options: { timeoutMs: number; maxBytes: number; etag: string | null; upstreamAuth?: RefreshUpstreamAuth },
-): Promise<ManifestFetch> {
+export async function fetchManifestIfChanged(entry: ServiceEntry, options: { timeoutMs: number; maxBytes: number; etag: string | null; upstreamAuth?: RefreshUpstreamAuth }): Promise<ManifestFetch> {
   const url = manifestUrl(entry);
-  const unreachable = (why: string): GatewayError =>
-    new GatewayError(GatewayErrorCode.ManifestUnreachable, `Tool Service "${entry.id}" manifest at ${url}: ${why}`);
+  const unreachable = (why: string): GatewayError => new GatewayError(GatewayErrorCode.ManifestUnreachable, `Tool Service "${entry.id}" manifest at ${url}: ${why}`);
   let text: string;
   let etag: string | null;
   try {

@@ -83,7 +83,13 @@ export class Refresher {
     this.now = deps.now ?? Date.now;
     this.log = deps.log ?? NO_LOG;
     this.registry = new RegistrySource(deps);
-    this.manifests = new ManifestCache({ config: deps.config, now: this.now, log: this.log, ...(deps.fetchManifest ? { fetch: deps.fetchManifest } : {}), ...(deps.upstreamAuth ? { upstreamAuth: deps.upstreamAuth } : {}) });
+    this.manifests = new ManifestCache({
+      config: deps.config,
+      now: this.now,
+      log: this.log,
+      ...(deps.fetchManifest ? { fetch: deps.fetchManifest } : {}),
+      ...(deps.upstreamAuth ? { upstreamAuth: deps.upstreamAuth } : {}),
+    });
     this.mirror = new RedisMirror(deps);
     for (const [routeKey, revision] of Object.entries(deps.published ?? {})) this.record(routeKey).revision = revision;
   }
@@ -191,8 +197,7 @@ export class Refresher {
     const view = decodeSnapshot(encodeSnapshot(catalog));
     const replaced = route.revision !== null;
     // A new revision need not change what tools/list shows (a timeout, an execution address): only then is it a list change.
-    const listChanged =
-      replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate) || !sameBytes(route.view.modernListTemplate, view.modernListTemplate));
+    const listChanged = replaced && (route.view === null || !sameBytes(route.view.listTemplate, view.listTemplate) || !sameBytes(route.view.modernListTemplate, view.modernListTemplate));
     emit({ type: 'route-snapshot', routeKey, snapshot: view.buffer, meta: view.meta, source, warning, listChanged });
     // Recorded only once sent: a publication that threw is tried again next cycle, not taken for served.
     route.revision = catalog.revision;

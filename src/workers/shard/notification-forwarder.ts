@@ -10,9 +10,7 @@
 import { logLevelAtLeast, normaliseLogLevel, type McpLogLevel } from '../../shared/protocol/mcp-logging.js';
 
 /** A progress or log frame as read from the NDJSON stream (already shape-checked). */
-export type StreamFrame =
-  | { type: 'progress'; progress: number; total?: number; message?: string }
-  | { type: 'log'; level: string; data: unknown; logger?: string };
+export type StreamFrame = { type: 'progress'; progress: number; total?: number; message?: string } | { type: 'log'; level: string; data: unknown; logger?: string };
 
 /** The `notifications/progress` JSON for a progress frame; `progressTokenJson` is the token's JSON text. */
 export function progressNotification(progressTokenJson: string, frame: Extract<StreamFrame, { type: 'progress' }>): string {

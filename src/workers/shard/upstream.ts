@@ -134,9 +134,7 @@ export class ToolServiceClient {
     let target = this.targets.get(tool);
     if (target === undefined) {
       const url = new URL(tool.executionUrl);
-      const head =
-        `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n` +
-        `content-type: application/json\r\naccept: application/json, ${NDJSON}\r\n`;
+      const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n` + `content-type: application/json\r\naccept: application/json, ${NDJSON}\r\n`;
       target = {
         pool: this.agent.pool(url.origin),
         head: Buffer.from(head, 'latin1'),

@@ -56,7 +56,6 @@ export class ValidatorCache {
     const entry = this.entries.get(key);
     if (entry !== undefined && --entry.refs <= 0) this.entries.delete(key);
   }
-
 }
 
 /** Compiles `schema` with its regexes on the linear-time engine; throws `UnsafePatternError` when one cannot be. */

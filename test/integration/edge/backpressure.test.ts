@@ -34,10 +34,7 @@ const RSS_BUDGET_MB = 150;
 
 function post(port: number, body: unknown, headers = '', accept = 'application/json'): string {
   const text = JSON.stringify(body);
-  return (
-    `POST /mcp/big HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: ${accept}\r\n` +
-    `${headers}content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
-  );
+  return `POST /mcp/big HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\naccept: ${accept}\r\n` + `${headers}content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
 }
 
 /** A connection that writes `data` and never reads. */

@@ -28,7 +28,11 @@ describe('client-facing refusals disclose no internal detail (issue 11 #11)', ()
 
   it('a route whose manifest is unreachable answers 503 with MANIFEST_UNREACHABLE and no address, port or cause', async () => {
     const port = new URL(dead).port;
-    for (const request of [rpc('tools/list', undefined, 1), rpc('tools/call', { name: 'x', arguments: {} }, 2), rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }, 3)]) {
+    for (const request of [
+      rpc('tools/list', undefined, 1),
+      rpc('tools/call', { name: 'x', arguments: {} }, 2),
+      rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }, 3),
+    ]) {
       const answer = await mcpPost(gw, 'hidden', request);
       expect(answer.status).toBe(503);
       expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);

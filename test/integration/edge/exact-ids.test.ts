@@ -13,8 +13,7 @@ import { mcpPost, startTestGateway, type Gateway } from '../../helpers/gateway.j
 const IDS = ['9007199254740993', '-9007199254740993', '123456789012345678901234567890'];
 
 /** A request body whose id is `idText` verbatim. */
-const body = (idText: string, method: string, params?: unknown): string =>
-  `{"jsonrpc":"2.0","id":${idText},"method":"${method}"${params === undefined ? '' : `,"params":${JSON.stringify(params)}`}}`;
+const body = (idText: string, method: string, params?: unknown): string => `{"jsonrpc":"2.0","id":${idText},"method":"${method}"${params === undefined ? '' : `,"params":${JSON.stringify(params)}`}}`;
 
 describe('ids above 2^53 are echoed exactly (issue 11 #13)', () => {
   let svc: FixtureToolService;

@@ -38,9 +38,7 @@ describe('hostile tool schemas (issue 11 #1, #8)', () => {
 
   beforeAll(async () => {
     regexSvc = await startFixtureToolService();
-    regexSvc.setManifest(
-      manifestFor([{ name: 'match', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: EVIL_PATTERN } }, required: ['s'] } }], 'regex-tools'),
-    );
+    regexSvc.setManifest(manifestFor([{ name: 'match', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: EVIL_PATTERN } }, required: ['s'] } }], 'regex-tools'));
     regexSvc.setBehavior('/tools/match', { kind: 'echo' });
     otherSvc = await startFixtureToolService();
     otherSvc.setManifest(manifestFor([{ name: 'echo' }], 'other-tools'));
@@ -66,9 +64,7 @@ describe('hostile tool schemas (issue 11 #1, #8)', () => {
     const depth = 100_000;
     // Nested data inside the schema (a `default`), which no schema-level depth check walks: the issue's RangeError.
     const deepSchema = '{"type":"object","default":' + '{"a":'.repeat(depth) + '{}' + '}'.repeat(depth) + '}';
-    deepSvc.setManifestRaw(
-      `{"service":"deep-tools","tools":[{"name":"deep","version":"1.0.0","active":true,"description":"Deep.","inputSchema":${deepSchema},"execution":{"path":"/tools/deep"}}]}`,
-    );
+    deepSvc.setManifestRaw(`{"service":"deep-tools","tools":[{"name":"deep","version":"1.0.0","active":true,"description":"Deep.","inputSchema":${deepSchema},"execution":{"path":"/tools/deep"}}]}`);
     gw = await startTestGateway({
       workers: { shards: 1 },
       catalog: {

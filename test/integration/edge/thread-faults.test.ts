@@ -47,7 +47,7 @@ describe('thread faults (issue 11 #10)', () => {
     await svc?.close();
   });
 
-  it('#10 a crashed shard\'s in-flight call is answered -32603 with its id and the HTTP status errors.md documents', async () => {
+  it("#10 a crashed shard's in-flight call is answered -32603 with its id and the HTTP status errors.md documents", async () => {
     const heldBefore = svc.held;
     const pending = mcpPost(gw, 'core', rpc('tools/call', { name: 'held', arguments: {} }, 'in-flight'));
     await waitUntil(() => svc.held > heldBefore, 'the call reached the Tool Service');
@@ -90,8 +90,7 @@ describe('acceptor thread faults (issue 11 #14)', () => {
     // Enough connections that the kernel's SO_REUSEPORT hash gives the crashing thread some.
     const sockets = await Promise.all(Array.from({ length: 16 }, () => keptAlive(gw.port)));
     await gw.crashAcceptor(1);
-    const restarted = async (): Promise<number | undefined> =>
-      sampleValue(parsePrometheus((await httpRequest(gw, '/metrics')).text), 'mcp_gateway_thread_restarts_total', { kind: 'acceptor' });
+    const restarted = async (): Promise<number | undefined> => sampleValue(parsePrometheus((await httpRequest(gw, '/metrics')).text), 'mcp_gateway_thread_restarts_total', { kind: 'acceptor' });
     await eventually(async () => expect(await restarted()).toBe(1));
     // Every new connection is answered again, whichever thread takes it.
     for (let i = 0; i < 20; i++) {

@@ -150,10 +150,7 @@ describe('ratios and targets', () => {
   });
 
   it('divides an auth row by the auth-free gateway named by refKey, and judges its budget only where it ran', () => {
-    const runs = [
-      ...callRuns(40, 100),
-      run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44 }),
-    ];
+    const runs = [...callRuns(40, 100), run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44 })];
     const rows = allSummaries(state(runs));
     const authRow = rows.find((s) => s.workload === 'call-auth');
     expect(authRow?.variantRatios?.cpuMicrosPerReq).toBeCloseTo(1.1);
@@ -161,7 +158,11 @@ describe('ratios and targets', () => {
     expect(authRow?.ratios?.cpuMicrosPerReq).toBeCloseTo(4.4);
     const budget = targetChecks(rows).filter((c) => c.name === 'tools/call · API key: CPU/call');
     expect(budget.map((c) => [c.server, c.met])).toEqual([['gateway-auth', true]]);
-    const over = targetChecks(allSummaries(state([...callRuns(40, 100), run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44.4 })])));
+    const over = targetChecks(
+      allSummaries(
+        state([...callRuns(40, 100), run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44.4 })]),
+      ),
+    );
     expect(over.find((c) => c.name === 'tools/call · API key: CPU/call')?.met).toBe(false);
   });
 

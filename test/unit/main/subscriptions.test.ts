@@ -53,7 +53,13 @@ describe('Subscriptions (subscriptions/listen streams of one acceptor thread)', 
     const r = res();
     expect(subs.listen(r, 'core', '"s1"', true)).toBe(true);
     expect(r.status).toBe('200 OK');
-    expect(r.headers).toEqual(expect.arrayContaining([['content-type', 'text/event-stream'], ['x-accel-buffering', 'no'], ['cache-control', 'no-cache']]));
+    expect(r.headers).toEqual(
+      expect.arrayContaining([
+        ['content-type', 'text/event-stream'],
+        ['x-accel-buffering', 'no'],
+        ['cache-control', 'no-cache'],
+      ]),
+    );
     expect(r.messages).toEqual([
       { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 's1' }, notifications: { toolsListChanged: true } } },
     ]);

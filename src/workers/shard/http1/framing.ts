@@ -125,4 +125,3 @@ function keepAliveTimeout(bytes: Buffer, start: number, end: number): number {
   }
   return -1;
 }
-

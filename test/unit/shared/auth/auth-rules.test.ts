@@ -189,7 +189,11 @@ describe('auth config checks', () => {
 describe('challenges', () => {
   it('puts the metadata URL of a base with a path where the gateway serves it', () => {
     const r = routeResource('https://h.example.com/gw', 'core');
-    expect(r).toEqual({ resource: 'https://h.example.com/gw/mcp/core', metadataUrl: 'https://h.example.com/.well-known/oauth-protected-resource/gw/mcp/core', metadataPath: '/.well-known/oauth-protected-resource/gw/mcp/core' });
+    expect(r).toEqual({
+      resource: 'https://h.example.com/gw/mcp/core',
+      metadataUrl: 'https://h.example.com/.well-known/oauth-protected-resource/gw/mcp/core',
+      metadataPath: '/.well-known/oauth-protected-resource/gw/mcp/core',
+    });
   });
 
   it('quotes scope values', () => {

@@ -83,7 +83,14 @@ describe('validateManifest', () => {
 
   it('refuses a tool whose name breaks SEP-986 and keeps the others, with the reason (toolNamePolicy: refuse-tool, the default)', () => {
     for (const name of ['', 'x'.repeat(129), 'has space', 'slash/name', 'ünï', 'semi;colon']) {
-      const result = validateManifest(manifest([{ ...baseTool, name }, { ...baseTool, name: 'fine' }]), entry, policy);
+      const result = validateManifest(
+        manifest([
+          { ...baseTool, name },
+          { ...baseTool, name: 'fine' },
+        ]),
+        entry,
+        policy,
+      );
       expect(result.ok, name).toBe(true);
       if (!result.ok) continue;
       expect(result.tools.map((t) => t.name)).toEqual(['fine']);
@@ -92,7 +99,16 @@ describe('validateManifest', () => {
   });
 
   it('refuses the whole manifest for such a name under toolNamePolicy: refuse-manifest', () => {
-    const p = problems(validateManifest(manifest([{ ...baseTool, name: 'has space' }, { ...baseTool, name: 'fine' }]), entry, { ...policy, toolNamePolicy: 'refuse-manifest' }));
+    const p = problems(
+      validateManifest(
+        manifest([
+          { ...baseTool, name: 'has space' },
+          { ...baseTool, name: 'fine' },
+        ]),
+        entry,
+        { ...policy, toolNamePolicy: 'refuse-manifest' },
+      ),
+    );
     expect(p).toEqual(['/tools/0 (has space@1.2.0)/name: must match pattern "^[A-Za-z0-9_.-]{1,128}$" (SEP-986: 1–128 of A-Z a-z 0-9 _ - .)']);
   });
 
@@ -104,7 +120,7 @@ describe('validateManifest', () => {
     expect(t?.taskSupport).toBe('optional');
   });
 
-  it('takes the execution address from executionAddress when execution is MCP\'s own object', () => {
+  it("takes the execution address from executionAddress when execution is MCP's own object", () => {
     const [t] = tools(validateManifest(one({ execution: { taskSupport: 'required' }, executionAddress: { path: '/run/x' } }), entry, policy));
     expect(t?.executionUrl).toBe('http://127.0.0.1:8081/run/x');
     expect(t?.taskSupport).toBe('required');
@@ -126,9 +142,19 @@ describe('validateManifest', () => {
       [{ inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'Dup' }, b: { type: 'string', 'x-mcp-header': 'dup' } } } }, 'is not unique'],
       [{ inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'has space' } } } }, 'must be a non-empty HTTP token'],
     ] as const) {
-      const result = validateManifest(manifest([{ ...baseTool, ...over }, { ...baseTool, name: 'fine' }]), entry, policy);
+      const result = validateManifest(
+        manifest([
+          { ...baseTool, ...over },
+          { ...baseTool, name: 'fine' },
+        ]),
+        entry,
+        policy,
+      );
       if (!result.ok) throw new Error(result.problems.join('; '));
-      expect(result.tools.map((t) => t.name), JSON.stringify(over)).toEqual(['fine']);
+      expect(
+        result.tools.map((t) => t.name),
+        JSON.stringify(over),
+      ).toEqual(['fine']);
       expect(result.refused[0]?.problem, JSON.stringify(over)).toContain(reason);
     }
   });
@@ -156,15 +182,11 @@ describe('validateManifest', () => {
     for (const outputSchema of [{ type: 'array', items: { type: 'string' } }, { type: 'string' }, { oneOf: [{ type: 'object' }, { type: 'null' }] }, {}]) {
       expect(tools(validateManifest(one({ outputSchema }), entry, policy))[0]?.outputSchema, JSON.stringify(outputSchema)).toEqual(outputSchema);
     }
-    expect(problems(validateManifest(one({ outputSchema: { type: 'strnig' } }), entry, policy))).toEqual([
-      '/tools/0 (employee_search@1.2.0)/outputSchema/type: "strnig" is not a JSON Schema type',
-    ]);
+    expect(problems(validateManifest(one({ outputSchema: { type: 'strnig' } }), entry, policy))).toEqual(['/tools/0 (employee_search@1.2.0)/outputSchema/type: "strnig" is not a JSON Schema type']);
   });
 
   it('refuses an execution path that would leave the Tool Service origin', () => {
-    expect(problems(validateManifest(one({ execution: { path: '//evil.example.com/x' } }), entry, policy))).toEqual([
-      '/tools/0 (employee_search@1.2.0)/execution: path must not start with "//"',
-    ]);
+    expect(problems(validateManifest(one({ execution: { path: '//evil.example.com/x' } }), entry, policy))).toEqual(['/tools/0 (employee_search@1.2.0)/execution: path must not start with "//"']);
     // WHATWG URL parsing turns "/\" into "//" for http(s): that must not escape either.
     expect(problems(validateManifest(one({ execution: { path: '/\\evil.example.com/x' } }), entry, policy))).toEqual([
       '/tools/0 (employee_search@1.2.0)/execution: path leaves the Tool Service origin',
@@ -191,18 +213,14 @@ describe('validateManifest', () => {
   });
 
   it('refuses an execution url that is not absolute http(s), and an execution with both or neither form', () => {
-    expect(problems(validateManifest(one({ execution: { url: 'file:///etc/passwd' } }), entry, policy))).toEqual([
-      '/tools/0 (employee_search@1.2.0)/execution: url must be an absolute http(s) URL',
-    ]);
+    expect(problems(validateManifest(one({ execution: { url: 'file:///etc/passwd' } }), entry, policy))).toEqual(['/tools/0 (employee_search@1.2.0)/execution: url must be an absolute http(s) URL']);
     expect(problems(validateManifest(one({ execution: { url: '/relative' } }), entry, policy))).toHaveLength(1);
     expect(problems(validateManifest(one({ execution: { path: '/a', url: 'http://127.0.0.1:8081/a' } }), entry, policy)).length).toBeGreaterThan(0);
     expect(problems(validateManifest(one({ execution: {} }), entry, policy)).length).toBeGreaterThan(0);
   });
 
   it('refuses a duplicate name and version, but allows one name in several versions', () => {
-    expect(problems(validateManifest(manifest([baseTool, baseTool]), entry, policy))).toEqual([
-      '/tools/1 (employee_search@1.2.0): duplicate name and version',
-    ]);
+    expect(problems(validateManifest(manifest([baseTool, baseTool]), entry, policy))).toEqual(['/tools/1 (employee_search@1.2.0): duplicate name and version']);
     const versions = tools(validateManifest(manifest([baseTool, { ...baseTool, version: '2.0.0', active: false }]), entry, policy));
     expect(versions.map((t) => `${t.name}@${t.version}:${t.active}`)).toEqual(['employee_search@1.2.0:true', 'employee_search@2.0.0:false']);
   });

@@ -53,12 +53,7 @@ describe('mergeRoute', () => {
     expect(catalog.routeKey).toBe('core');
     expect(catalog.source).toBe('static');
     expect(catalog.builtAt).toBe(1234);
-    expect(catalog.tools.map((t) => `${t.serviceId}:${t.name}@${t.version}`)).toEqual([
-      'svc-b:alpha@1.0.0',
-      'svc-a:mid@1.0.0',
-      'svc-a:mid@2.0.0',
-      'svc-b:zeta@1.0.0',
-    ]);
+    expect(catalog.tools.map((t) => `${t.serviceId}:${t.name}@${t.version}`)).toEqual(['svc-b:alpha@1.0.0', 'svc-a:mid@1.0.0', 'svc-a:mid@2.0.0', 'svc-b:zeta@1.0.0']);
     expect(catalog.revision).toMatch(/^sha256:[0-9a-f]{16}$/);
   });
 
@@ -105,9 +100,7 @@ describe('mergeRoute', () => {
     expect(err.code).toBe('TOOL_CAP_EXCEEDED');
     expect(err.message).toBe('route "core" would expose 51 tools, more than catalog.maxToolsPerRoute (50)');
     expect(mergeRoute('core', [{ serviceId: 'a', tools: names(3) }], { ...options, maxToolsPerRoute: 3 }).tools).toHaveLength(3);
-    expect(gatewayError(() => mergeRoute('core', [{ serviceId: 'a', tools: names(4) }], { ...options, maxToolsPerRoute: 3 })).code).toBe(
-      'TOOL_CAP_EXCEEDED',
-    );
+    expect(gatewayError(() => mergeRoute('core', [{ serviceId: 'a', tools: names(4) }], { ...options, maxToolsPerRoute: 3 })).code).toBe('TOOL_CAP_EXCEEDED');
   });
 
   it('counts only exposed tools against the cap', () => {
@@ -142,10 +135,14 @@ describe('mergeRoute with catalog.conflictPolicy: prefix', () => {
   const prefix = { ...options, conflictPolicy: 'prefix' as const, prefixSeparator: '_' };
 
   it('prefixes only the conflicting names with the Tool Service id, and keeps the upstream name', () => {
-    const merged = mergeRoute('r', [
-      { serviceId: 'hr', tools: [tool('search', 'hr'), tool('hire', 'hr')] },
-      { serviceId: 'crm', tools: [tool('search', 'crm')] },
-    ], prefix);
+    const merged = mergeRoute(
+      'r',
+      [
+        { serviceId: 'hr', tools: [tool('search', 'hr'), tool('hire', 'hr')] },
+        { serviceId: 'crm', tools: [tool('search', 'crm')] },
+      ],
+      prefix,
+    );
     expect(merged.tools.map((t) => [t.name, t.upstreamName])).toEqual([
       ['crm_search', 'search'],
       ['hire', undefined],
@@ -156,10 +153,14 @@ describe('mergeRoute with catalog.conflictPolicy: prefix', () => {
 
   it('refuses (with the reason) a prefixed name that is too long or already taken, and serves the rest', () => {
     const long = 'x'.repeat(63);
-    const merged = mergeRoute('r', [
-      { serviceId: 'a', tools: [tool(long, 'a'), tool('dup', 'a'), tool('b_dup', 'a')] },
-      { serviceId: 'b', tools: [tool(long, 'b'), tool('dup', 'b')] },
-    ], prefix);
+    const merged = mergeRoute(
+      'r',
+      [
+        { serviceId: 'a', tools: [tool(long, 'a'), tool('dup', 'a'), tool('b_dup', 'a')] },
+        { serviceId: 'b', tools: [tool(long, 'b'), tool('dup', 'b')] },
+      ],
+      prefix,
+    );
     expect(merged.tools.map((t) => t.name)).toEqual(['a_dup', 'b_dup']);
     expect(merged.refused.map((r) => r.problem)).toEqual([
       expect.stringMatching(/prefixed "a_x+"\): the prefixed name is longer than 64 characters/),
@@ -169,7 +170,16 @@ describe('mergeRoute with catalog.conflictPolicy: prefix', () => {
   });
 
   it('under the default policy the conflict still refuses the route', () => {
-    const err = gatewayError(() => mergeRoute('r', [{ serviceId: 'a', tools: [tool('t', 'a')] }, { serviceId: 'b', tools: [tool('t', 'b')] }], options));
+    const err = gatewayError(() =>
+      mergeRoute(
+        'r',
+        [
+          { serviceId: 'a', tools: [tool('t', 'a')] },
+          { serviceId: 'b', tools: [tool('t', 'b')] },
+        ],
+        options,
+      ),
+    );
     expect(err.code).toBe('TOOL_NAME_CONFLICT');
   });
 });

@@ -42,34 +42,26 @@ describe('environment overrides', () => {
 
   it('refuses a non-integer naming the variable', () => {
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '80.5' }))).toEqual(['MCP_GATEWAY_SERVER_PORT: must be an integer, got "80.5"']);
-    expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: 'two' }))).toEqual([
-      'MCP_GATEWAY_WORKERS_ACCEPTORS: must be an integer, got "two"',
-    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_WORKERS_ACCEPTORS: 'two' }))).toEqual(['MCP_GATEWAY_WORKERS_ACCEPTORS: must be an integer, got "two"']);
   });
 
   it('reads booleans as true/false/1/0 and refuses anything else naming the variable', () => {
     expect(fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: 'TRUE' }).server.exposeErrorDetails).toBe(true);
     expect(fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: '0' }).server.exposeErrorDetails).toBe(false);
-    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: 'yes' }))).toEqual([
-      'MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: must be true or false, got "yes"',
-    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: 'yes' }))).toEqual(['MCP_GATEWAY_SERVER_EXPOSE_ERROR_DETAILS: must be true or false, got "yes"']);
   });
 
   it('reads a nullable integer (server.admin.port): a number, empty for null, anything else refused naming the variable', () => {
     expect(fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: '9090' }).server.admin.port).toBe(9090);
     expect(fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: '' }).server.admin.port).toBeNull();
-    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: 'tcp://10.0.0.1' }))).toEqual([
-      'MCP_GATEWAY_SERVER_ADMIN_PORT: must be an integer, got "tcp://10.0.0.1"',
-    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_ADMIN_PORT: 'tcp://10.0.0.1' }))).toEqual(['MCP_GATEWAY_SERVER_ADMIN_PORT: must be an integer, got "tcp://10.0.0.1"']);
   });
 
   it('refuses an admin port equal to the traffic port, and a tracing endpoint that is not an http(s) URL', () => {
     expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PORT: '9000', MCP_GATEWAY_SERVER_ADMIN_PORT: '9000' }))).toEqual([
       'server.admin.port: must differ from server.port (unset it to serve health and metrics on the traffic port)',
     ]);
-    expect(configProblems(() => fromEnv({ MCP_GATEWAY_TRACING_OTLP_ENDPOINT: 'grpc://collector:4317' }))).toEqual([
-      'tracing.otlp.endpoint: must be an absolute http(s) URL',
-    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_TRACING_OTLP_ENDPOINT: 'grpc://collector:4317' }))).toEqual(['tracing.otlp.endpoint: must be an absolute http(s) URL']);
   });
 
   it('checks the range of an integer from the environment against the key', () => {
@@ -131,9 +123,7 @@ describe('environment overrides', () => {
   });
 
   it('refuses an unknown MCP_GATEWAY_* variable naming it', () => {
-    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PROT: '1' }))).toEqual([
-      'MCP_GATEWAY_SERVER_PROT: unknown environment variable (no such config key)',
-    ]);
+    expect(configProblems(() => fromEnv({ MCP_GATEWAY_SERVER_PROT: '1' }))).toEqual(['MCP_GATEWAY_SERVER_PROT: unknown environment variable (no such config key)']);
   });
 
   it('reports every environment problem at once', () => {
@@ -214,7 +204,11 @@ const STRING_SAMPLES: Record<string, Sample> = {
   'tracing.serviceName': ['gateway-eu', 'gateway-eu'],
   'auth.resourceBaseUrl': ['https://mcp.example.com', 'https://mcp.example.com'],
   'auth.providers': ['{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}', { k: { type: 'apiKeys', header: 'x-api-key', keyHashesFile: '/k' } }],
-  'auth.policies': ['{"p":{"providers":["k"],"rules":[{"when":{},"tools":["*"]}]}}', { p: { providers: ['k'], rules: [{ when: {}, tools: ['*'] }] } }, { MCP_GATEWAY_AUTH_PROVIDERS: '{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}' }],
+  'auth.policies': [
+    '{"p":{"providers":["k"],"rules":[{"when":{},"tools":["*"]}]}}',
+    { p: { providers: ['k'], rules: [{ when: {}, tools: ['*'] }] } },
+    { MCP_GATEWAY_AUTH_PROVIDERS: '{"k":{"type":"apiKeys","header":"x-api-key","keyHashesFile":"/k"}}' },
+  ],
   'auth.routes': ['{"core":"p"}', { core: 'p' }, AUTH_POLICY_ENV],
   'auth.defaultPolicy': ['p', 'p', AUTH_POLICY_ENV],
   'auth.upstream.profiles': ['{"u":{"origins":["https://tools.example.com"],"caFile":"/ca.pem"}}', { u: { origins: ['https://tools.example.com'], caFile: '/ca.pem' } }],

@@ -109,9 +109,7 @@ describe('loadConfig files', () => {
 
   it('reports a missing file naming it', () => {
     const missing = join(dir, 'nope.yaml');
-    expect(configProblems(() => loadConfig({ argv: ['--config', missing], env: {} }))).toEqual([
-      `config file ${missing}: not found (${missing} does not exist)`,
-    ]);
+    expect(configProblems(() => loadConfig({ argv: ['--config', missing], env: {} }))).toEqual([`config file ${missing}: not found (${missing} does not exist)`]);
   });
 
   it('reports a directory given as the config file', () => {
@@ -129,17 +127,12 @@ describe('loadConfig files', () => {
     const [bad] = configProblems(() => loadConfig({ argv: ['--config', broken], env: {} }));
     expect(bad).toMatch(new RegExp(`^config file ${broken}: not valid YAML/JSON`));
     const list = tempFile('- a\n- b\n');
-    expect(configProblems(() => loadConfig({ argv: ['--config', list], env: {} }))).toEqual([
-      `config file ${list}: the top level must be a mapping`,
-    ]);
+    expect(configProblems(() => loadConfig({ argv: ['--config', list], env: {} }))).toEqual([`config file ${list}: the top level must be a mapping`]);
   });
 
   it('reports an unknown key in a file naming its dotted path', () => {
     const file = tempFile('server:\n  prot: 8080\ncatalgo: {}\n');
-    expect([...configProblems(() => loadConfig({ argv: ['--config', file], env: {} }))].sort()).toEqual([
-      'catalgo: unknown key',
-      'server.prot: unknown key',
-    ]);
+    expect([...configProblems(() => loadConfig({ argv: ['--config', file], env: {} }))].sort()).toEqual(['catalgo: unknown key', 'server.prot: unknown key']);
   });
 
   it('rejects __proto__ keys in YAML and JSON files without polluting Object.prototype', () => {
@@ -176,16 +169,9 @@ describe('validateConfig', () => {
   });
 
   it('reports several problems in one error', () => {
-    const details = configProblems(() =>
-      validateConfig({ server: { port: -1, host: '' }, workers: { acceptors: 0 }, tools: { bogus: true } }),
-    );
+    const details = configProblems(() => validateConfig({ server: { port: -1, host: '' }, workers: { acceptors: 0 }, tools: { bogus: true } }));
     expect(details).toHaveLength(4);
-    expect(details.map((d) => d.slice(0, d.indexOf(':'))).sort()).toEqual([
-      'server.host',
-      'server.port',
-      'tools.bogus',
-      'workers.acceptors',
-    ]);
+    expect(details.map((d) => d.slice(0, d.indexOf(':'))).sort()).toEqual(['server.host', 'server.port', 'tools.bogus', 'workers.acceptors']);
   });
 
   it('refuses a route key that is not a lowercase DNS label', () => {
@@ -221,17 +207,13 @@ describe('validateConfig', () => {
   });
 
   it('refuses a service entry with an unknown field or a relative manifestPath', () => {
-    const details = configProblems(() =>
-      validateConfig({ catalog: { static: { routes: { core: [{ id: 'a', baseUrl: 'http://x', manifestPath: 'manifest', extra: 1 }] } } } }),
-    );
+    const details = configProblems(() => validateConfig({ catalog: { static: { routes: { core: [{ id: 'a', baseUrl: 'http://x', manifestPath: 'manifest', extra: 1 }] } } } }));
     expect(details.some((d) => d.startsWith('catalog.static.routes.core.0.manifestPath: '))).toBe(true);
     expect(details).toContain('catalog.static.routes.core.0.extra: unknown key');
   });
 
   it('refuses tools.defaultTimeoutMs above tools.maxTimeoutMs (equal is fine)', () => {
-    expect(configProblems(() => validateConfig({ tools: { defaultTimeoutMs: 5000, maxTimeoutMs: 4999 } }))).toEqual([
-      'tools.defaultTimeoutMs: must not exceed tools.maxTimeoutMs',
-    ]);
+    expect(configProblems(() => validateConfig({ tools: { defaultTimeoutMs: 5000, maxTimeoutMs: 4999 } }))).toEqual(['tools.defaultTimeoutMs: must not exceed tools.maxTimeoutMs']);
     expect(validateConfig({ tools: { defaultTimeoutMs: 5000, maxTimeoutMs: 5000 } }).tools.maxTimeoutMs).toBe(5000);
   });
 
@@ -242,9 +224,7 @@ describe('validateConfig', () => {
   });
 
   it('refuses an allowed execution origin that is not http(s)', () => {
-    expect(configProblems(() => validateConfig({ tools: { allowedExecutionOrigins: ['file:///etc'] } }))).toEqual([
-      'tools.allowedExecutionOrigins: "file:///etc" is not an http(s) origin',
-    ]);
+    expect(configProblems(() => validateConfig({ tools: { allowedExecutionOrigins: ['file:///etc'] } }))).toEqual(['tools.allowedExecutionOrigins: "file:///etc" is not an http(s) origin']);
   });
 
   it('resolves workers.shards 0 to max(1, CPU budget - acceptors) and keeps an explicit count', () => {

@@ -94,9 +94,7 @@ describe('Kubernetes service-link variables', () => {
     expect(problemsOf(() => loadConfig({ argv: [], env: { ...MCP_GATEWAY_SERVICE_LINKS, MCP_GATEWAY_SERVER_PROT: '8081' } }))).toEqual([
       'MCP_GATEWAY_SERVER_PROT: unknown environment variable (no such config key)',
     ]);
-    expect(problemsOf(() => loadConfig({ argv: [], env: { MCP_GATEWAY_SERVICE_HOST: 'not-an-ip' } }))).toEqual([
-      'MCP_GATEWAY_SERVICE_HOST: unknown environment variable (no such config key)',
-    ]);
+    expect(problemsOf(() => loadConfig({ argv: [], env: { MCP_GATEWAY_SERVICE_HOST: 'not-an-ip' } }))).toEqual(['MCP_GATEWAY_SERVICE_HOST: unknown environment variable (no such config key)']);
   });
 
   it('can never shadow a config key: no key variable has a link name shape that takes a non-URL value', () => {

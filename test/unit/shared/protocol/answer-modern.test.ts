@@ -44,7 +44,12 @@ function reply(d: ModernDecision): { status: number; json: Record<string, unknow
   const text = replyText(r);
   return { status: r.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
 }
-const rpc = (method: string, params: Record<string, unknown> = {}, id: string | number = 7) => ({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...META, ...(params['_meta'] as object) } } });
+const rpc = (method: string, params: Record<string, unknown> = {}, id: string | number = 7) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params: { ...params, _meta: { ...META, ...(params['_meta'] as object) } },
+});
 const errorOf = (d: ModernDecision) => {
   const r = reply(d);
   return { status: r.status, id: r.json['id'], code: (r.json['error'] as { code: number }).code, message: (r.json['error'] as { message: string }).message };
@@ -182,7 +187,12 @@ describe('answerModernRequest: methods', () => {
   });
 
   it('subscriptions/listen: a listen decision with the id as subscription id; a filter is required', () => {
-    expect(answer(rpc('subscriptions/listen', { notifications: { toolsListChanged: true } }, 'sub-1'))).toEqual({ kind: 'listen', method: 'subscriptions/listen', idText: '"sub-1"', toolsListChanged: true });
+    expect(answer(rpc('subscriptions/listen', { notifications: { toolsListChanged: true } }, 'sub-1'))).toEqual({
+      kind: 'listen',
+      method: 'subscriptions/listen',
+      idText: '"sub-1"',
+      toolsListChanged: true,
+    });
     expect(answer(rpc('subscriptions/listen', { notifications: {} }))).toMatchObject({ kind: 'listen', toolsListChanged: false });
     expect(errorOf(answer(rpc('subscriptions/listen')))).toMatchObject({ status: 200, code: -32602 });
   });

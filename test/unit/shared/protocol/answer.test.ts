@@ -91,7 +91,10 @@ describe('answerRequest envelope errors', () => {
   });
 
   it('acknowledges a client response with 202 and an empty body', () => {
-    for (const body of [{ jsonrpc: '2.0', id: 1, result: {} }, { jsonrpc: '2.0', id: null, error: { code: -1, message: 'x' } }]) {
+    for (const body of [
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: null, error: { code: -1, message: 'x' } },
+    ]) {
       const d = answer(body);
       expect(d).toMatchObject({ kind: 'reply', method: 'response', outcome: 'accepted' });
       expect(reply(d)).toMatchObject({ status: 202, json: undefined });

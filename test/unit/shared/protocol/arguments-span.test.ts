@@ -29,7 +29,12 @@ describe('argumentsBytes', () => {
   it('always yields bytes that parse to the value JSON.parse gives (property)', () => {
     const key = fc.constantFrom('params', 'arguments', 'name', 'id', 'x');
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.jsonValue({ maxDepth: 3 }), fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }), fc.constantFrom('', ' ', '\n  '), (args, other, extra, ws) => {
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }),
+        fc.constantFrom('', ' ', '\n  '),
+        (args, other, extra, ws) => {
           const params = [...extra.map(([k, v]) => `${ws}${JSON.stringify(k)}${ws}:${ws}${JSON.stringify(v)}`), `"arguments":${ws}${JSON.stringify(args)}`, `"other":${JSON.stringify(other)}`];
           const body = `{${ws}"jsonrpc":"2.0","params":{${params.join(',')}}${ws}}`;
           const expected = (JSON.parse(body) as { params: { arguments: unknown } }).params.arguments;

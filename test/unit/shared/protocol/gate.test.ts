@@ -172,7 +172,16 @@ describe('gateMcpRequest', () => {
 
   it('a 2026-07-28 request is refused once its body is read (to echo its id), except non-POST and a declared oversize', () => {
     const modern = { protocolVersion: '2026-07-28' };
-    const later = [{ path: '/mcp' }, { path: '/mcp/Bad' }, { path: '/mcp/nope' }, { contentType: 'text/plain' }, { accept: 'text/html' }, { path: '/mcp/loading' }, { origin: 'https://evil.example.com' }, { host: 'evil.example.com' }];
+    const later = [
+      { path: '/mcp' },
+      { path: '/mcp/Bad' },
+      { path: '/mcp/nope' },
+      { contentType: 'text/plain' },
+      { accept: 'text/html' },
+      { path: '/mcp/loading' },
+      { origin: 'https://evil.example.com' },
+      { host: 'evil.example.com' },
+    ];
     for (const over of later) {
       expect(gate({ ...modern, ...over }).kind, JSON.stringify(over)).toBe('refuse-after-body');
     }

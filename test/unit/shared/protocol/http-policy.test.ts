@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../../../src/shared/config/defaults.js';
 import type { GatewayConfig } from '../../../../src/shared/config/schema.js';
-import {
-  buildHttpPolicy,
-  isJsonContentType,
-  isLoopbackHost,
-  parseAccept,
-} from '../../../../src/shared/protocol/http-policy.js';
+import { buildHttpPolicy, isJsonContentType, isLoopbackHost, parseAccept } from '../../../../src/shared/protocol/http-policy.js';
 
 const server = (over: Partial<GatewayConfig['server']> = {}): GatewayConfig['server'] => ({ ...DEFAULTS.server, ...over });
 
@@ -54,9 +49,7 @@ describe('buildHttpPolicy', () => {
   });
 
   it('with explicit lists, allows exactly the listed names and nothing else (loopback defaults are replaced)', () => {
-    const policy = buildHttpPolicy(
-      server({ host: '127.0.0.1', allowedOrigins: ['https://App.Example.com/'], allowedHosts: ['gw.example.com', 'other.example.com:8443'] }),
-    );
+    const policy = buildHttpPolicy(server({ host: '127.0.0.1', allowedOrigins: ['https://App.Example.com/'], allowedHosts: ['gw.example.com', 'other.example.com:8443'] }));
     expect(policy.originAllowed('https://app.example.com')).toBe(true);
     expect(policy.originAllowed('HTTPS://APP.EXAMPLE.COM')).toBe(true);
     expect(policy.originAllowed('http://app.example.com')).toBe(false);

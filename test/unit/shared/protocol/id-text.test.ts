@@ -49,7 +49,11 @@ describe('idTextInString / idTextInBytes', () => {
       fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
       fc.string({ unit: 'binary', maxLength: 20 }).map((s) => JSON.stringify(s)),
     );
-    const other = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constant('idx')).filter((k) => k !== 'id'), fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant({ id: 7, nested: [{ id: 8 }] }), fc.constant('"id":9')), { maxKeys: 5 });
+    const other = fc.dictionary(
+      fc.oneof(fc.string({ maxLength: 6 }), fc.constant('idx')).filter((k) => k !== 'id'),
+      fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant({ id: 7, nested: [{ id: 8 }] }), fc.constant('"id":9')),
+      { maxKeys: 5 },
+    );
     fc.assert(
       fc.property(other, key, idText, fc.nat(), fc.array(ws, { minLength: 8, maxLength: 8 }), (members, k, id, pos, w) => {
         const parts = Object.entries(members).map(([mk, v]) => `${w[0]}${JSON.stringify(mk)}${w[1]}:${w[2]}${JSON.stringify(v)}${w[3]}`);

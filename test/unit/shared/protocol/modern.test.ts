@@ -79,14 +79,22 @@ describe('mirrored header values (SEP-2243)', () => {
     expect(paramHeaderMismatch(params, { ...args, region: 'us' }, ok)).toMatch(/Mcp-Param-Region header is "eu" but the body carries region="us"/);
     expect(paramHeaderMismatch(params, args, [...ok.slice(0, 3), ['mcp-param-tenant', '=?base64?***?=']])).toMatch(/malformed/);
     // No value in the body: no header expected, one sent anyway is ignored.
-    expect(paramHeaderMismatch(params, { region: 'eu' }, [['mcp-param-region', 'eu'], ['mcp-param-limit', '7']])).toBeNull();
+    expect(
+      paramHeaderMismatch(params, { region: 'eu' }, [
+        ['mcp-param-region', 'eu'],
+        ['mcp-param-limit', '7'],
+      ]),
+    ).toBeNull();
     expect(paramHeaderMismatch(params, { region: 'eu', limit: null }, [['mcp-param-region', 'eu']])).toBeNull();
   });
 });
 
 describe('x-mcp-header declarations', () => {
   it('collects properties reached through "properties", with lowercase header names', () => {
-    const scan = scanHeaderParams({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'My-Region' }, b: { type: 'object', properties: { c: { type: 'boolean', 'x-mcp-header': 'C' } } } } });
+    const scan = scanHeaderParams({
+      type: 'object',
+      properties: { a: { type: 'string', 'x-mcp-header': 'My-Region' }, b: { type: 'object', properties: { c: { type: 'boolean', 'x-mcp-header': 'C' } } } },
+    });
     expect(scan).toEqual({
       ok: true,
       params: [

@@ -3,16 +3,7 @@ import type { CatalogTool, RouteCatalog } from '../../../../src/shared/catalog/t
 import { GatewayError } from '../../../../src/shared/errors.js';
 import { crc32 } from 'node:zlib';
 import { SERVER_INFO } from '../../../../src/shared/protocol/mcp.js';
-import {
-  acceptorSections,
-  decodeSnapshot,
-  encodeSnapshot,
-  HEADER_BYTES,
-  listedToolsJson,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_MAGIC,
-  toolsListResultJson,
-} from '../../../../src/shared/snapshot/layout.js';
+import { acceptorSections, decodeSnapshot, encodeSnapshot, HEADER_BYTES, listedToolsJson, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, toolsListResultJson } from '../../../../src/shared/snapshot/layout.js';
 
 /** A format-1 snapshot as an older replica wrote it (one template, three sections): what a Redis copy may still hold. */
 function encodeFormat1(c: RouteCatalog): SharedArrayBuffer {
@@ -149,12 +140,16 @@ describe('encodeSnapshot / decodeSnapshot', () => {
   });
 
   it('presents an outputSchema that is not object-rooted, icons and tool _meta to 2026-07-28 as given; legacy sees no such outputSchema', () => {
-    const faithful = [
-      tool('arr', { outputSchema: { type: 'array', items: { type: 'string' } }, icons: [{ src: 'https://x/i.png' }], meta: { 'com.example/k': 1 }, taskSupport: 'optional' }),
-    ];
+    const faithful = [tool('arr', { outputSchema: { type: 'array', items: { type: 'string' } }, icons: [{ src: 'https://x/i.png' }], meta: { 'com.example/k': 1 }, taskSupport: 'optional' })];
     const legacy = (JSON.parse(toolsListResultJson(faithful)) as { tools: Array<Record<string, unknown>> }).tools[0];
     const modern = (JSON.parse(listedToolsJson(faithful, 'modern')) as Array<Record<string, unknown>>)[0];
-    expect(modern).toEqual({ name: 'arr', icons: [{ src: 'https://x/i.png' }], inputSchema: { type: 'object' }, outputSchema: { type: 'array', items: { type: 'string' } }, _meta: { 'com.example/k': 1 } });
+    expect(modern).toEqual({
+      name: 'arr',
+      icons: [{ src: 'https://x/i.png' }],
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'array', items: { type: 'string' } },
+      _meta: { 'com.example/k': 1 },
+    });
     expect(legacy).toEqual({ name: 'arr', icons: [{ src: 'https://x/i.png' }], inputSchema: { type: 'object' }, _meta: { 'com.example/k': 1 } });
   });
 
@@ -170,7 +165,7 @@ describe('encodeSnapshot / decodeSnapshot', () => {
     expect(acceptorSections(sab).headerParams).toBeNull();
   });
 
-  it('reads a format-1 snapshot (an older replica\'s Redis copy) by re-encoding it in format 2', () => {
+  it("reads a format-1 snapshot (an older replica's Redis copy) by re-encoding it in format 2", () => {
     const old = encodeFormat1(catalog);
     const view = decodeSnapshot(old, { verifyChecksum: true });
     expect(u32(view.buffer, 1)).toBe(SNAPSHOT_FORMAT);

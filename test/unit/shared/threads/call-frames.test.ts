@@ -61,7 +61,12 @@ const blank = (): CallRequest => request({ routeKey: '', toolName: '', arguments
 describe('call frames', () => {
   it('round-trips every field of a call, UTF-8 included, between other frames', () => {
     const sink = new Sink();
-    const cases = [request(), request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }), request({ argumentsJson: '{}', toolName: 'ид-✓' }), request({ identity: '{"sub":"김","claims":{"groups":["hr"]}}' })];
+    const cases = [
+      request(),
+      request({ sse: false, logLevel: -1, progressTokenJson: '', sessionId: '', traceparent: '' }),
+      request({ argumentsJson: '{}', toolName: 'ид-✓' }),
+      request({ identity: '{"sub":"김","claims":{"groups":["hr"]}}' }),
+    ];
     writeCancel(sink, 99);
     cases.forEach((c, i) => {
       expect(writeCall(sink, 1000 + i, c)).toBe(true);
@@ -128,7 +133,19 @@ describe('call frames', () => {
       const frame = frameOf(fields);
       const into = request({ modern: true, tracestate: 'stale', requestStateJson: '"stale"' });
       readCall(frame, 0, frame.length, into);
-      expect(into).toMatchObject({ routeKey: 'core', toolName: 'echo', argumentsJson: '{}', requestId: 'req-7', progressTokenJson: '"p"', sse: true, modern: false, logLevel: -1, tracestate: '', requestStateJson: '', identity: fields[7] ?? '' });
+      expect(into).toMatchObject({
+        routeKey: 'core',
+        toolName: 'echo',
+        argumentsJson: '{}',
+        requestId: 'req-7',
+        progressTokenJson: '"p"',
+        sse: true,
+        modern: false,
+        logLevel: -1,
+        tracestate: '',
+        requestStateJson: '',
+        identity: fields[7] ?? '',
+      });
       expect(callFrameId(frame, 0)).toBe(42);
     }
   });

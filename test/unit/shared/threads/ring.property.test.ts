@@ -47,13 +47,17 @@ async function runCase(seed: number): Promise<void> {
   const accepted: Buffer[] = [];
   let delivered = 0;
   let mismatch: string | null = null;
-  const r = new RingReader(ring, (buf, off, len) => {
-    const want = accepted[delivered];
-    if (mismatch === null && (want === undefined || !want.equals(buf.subarray(off, off + len)))) {
-      mismatch = `seed ${seed}: frame ${delivered} (${len} bytes) is not the accepted ${want?.length ?? 'none'}-byte frame`;
-    }
-    delivered++;
-  }, { wait: false });
+  const r = new RingReader(
+    ring,
+    (buf, off, len) => {
+      const want = accepted[delivered];
+      if (mismatch === null && (want === undefined || !want.equals(buf.subarray(off, off + len)))) {
+        mismatch = `seed ${seed}: frame ${delivered} (${len} bytes) is not the accepted ${want?.length ?? 'none'}-byte frame`;
+      }
+      delivered++;
+    },
+    { wait: false },
+  );
   try {
     for (let step = 0; step < STEPS; step++) {
       const x = rnd();

@@ -22,10 +22,14 @@ function writer(ring: RingMemory, maxBacklogBytes = Infinity): RingWriter {
 function collector(ring: RingMemory): { reader: RingReader; frames: Buffer[]; offsets: number[] } {
   const frames: Buffer[] = [];
   const offsets: number[] = [];
-  const reader = new RingReader(ring, (buf, off, len) => {
-    frames.push(Buffer.from(buf.subarray(off, off + len)));
-    offsets.push(off);
-  }, { wait: false });
+  const reader = new RingReader(
+    ring,
+    (buf, off, len) => {
+      frames.push(Buffer.from(buf.subarray(off, off + len)));
+      offsets.push(off);
+    },
+    { wait: false },
+  );
   open.push(reader);
   return { reader, frames, offsets };
 }
@@ -198,10 +202,14 @@ describe('frames through the ring', () => {
     const w = writer(ring);
     let kept: { buf: Buffer; off: number; len: number } | undefined;
     const copies: Buffer[] = [];
-    const reader = new RingReader(ring, (buf, off, len) => {
-      kept ??= { buf, off, len }; // breaks the contract on purpose: keeps the view
-      copies.push(Buffer.from(buf.subarray(off, off + len))); // honours it: copies during the call
-    }, { wait: false });
+    const reader = new RingReader(
+      ring,
+      (buf, off, len) => {
+        kept ??= { buf, off, len }; // breaks the contract on purpose: keeps the view
+        copies.push(Buffer.from(buf.subarray(off, off + len))); // honours it: copies during the call
+      },
+      { wait: false },
+    );
     open.push(reader);
     send(w, 0, 1000);
     reader.drain();
@@ -306,7 +314,7 @@ describe('backlog', () => {
     expect(wi.stats.backlogBytes).toBe(96 * 1000);
   });
 
-  it('close() drops the backlog and removes the writer\'s wait on HEAD', async () => {
+  it("close() drops the backlog and removes the writer's wait on HEAD", async () => {
     const ring = createRing(4096);
     const w = new RingWriter(ring, { maxBacklogBytes: Infinity });
     for (let i = 0; i < 6; i++) send(w, i, 1000); // 4 in the ring, 2 backlogged: the writer waits on HEAD
@@ -382,10 +390,14 @@ describe('reader', () => {
     const ring = createRing(4096);
     const w = writer(ring);
     const seen: number[] = [];
-    const first: RingReader = new RingReader(ring, (buf, off) => {
-      seen.push(buf[off] as number);
-      first.close();
-    }, { wait: false });
+    const first: RingReader = new RingReader(
+      ring,
+      (buf, off) => {
+        seen.push(buf[off] as number);
+        first.close();
+      },
+      { wait: false },
+    );
     for (let i = 0; i < 3; i++) send(w, i, 1);
     expect(first.drain()).toBe(1);
     const { reader, frames } = collector(ring);
@@ -397,10 +409,14 @@ describe('reader', () => {
     const ring = createRing(4096);
     const w = writer(ring);
     const seen: number[] = [];
-    const reader = new RingReader(ring, (_buf, _off, len) => {
-      seen.push(len);
-      if (len === 2) throw new Error('handler bug');
-    }, { wait: false });
+    const reader = new RingReader(
+      ring,
+      (_buf, _off, len) => {
+        seen.push(len);
+        if (len === 2) throw new Error('handler bug');
+      },
+      { wait: false },
+    );
     open.push(reader);
     for (const len of [1, 2, 3]) send(w, 0, len);
     expect(() => reader.drain()).toThrow('handler bug');
@@ -413,10 +429,14 @@ describe('reader', () => {
     const w = writer(ring);
     const nested: number[] = [];
     const seen: number[] = [];
-    const reader: RingReader = new RingReader(ring, (_buf, _off, len) => {
-      seen.push(len);
-      nested.push(reader.drain());
-    }, { wait: false });
+    const reader: RingReader = new RingReader(
+      ring,
+      (_buf, _off, len) => {
+        seen.push(len);
+        nested.push(reader.drain());
+      },
+      { wait: false },
+    );
     open.push(reader);
     for (const len of [1, 2, 3]) send(w, 0, len);
     expect(reader.drain()).toBe(3);

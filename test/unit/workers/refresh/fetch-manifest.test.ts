@@ -129,7 +129,12 @@ describe('routes are isolated (Refresher)', () => {
     expect(reason('hung')).toContain(`Tool Service "hung" manifest at ${hung.origin}/manifest: timed out after 1000 ms`);
     expect(reason('huge')).toContain(`Tool Service "huge" manifest at ${huge.origin}/manifest: larger than catalog.maxManifestBytes (1024)`);
     const last = snapshotOf(events, 'last');
-    expect(last && decodeSnapshot(last.snapshot).catalogTools().map((t) => t.name)).toEqual(['erp_order']);
+    expect(
+      last &&
+        decodeSnapshot(last.snapshot)
+          .catalogTools()
+          .map((t) => t.name),
+    ).toEqual(['erp_order']);
   });
 });
 

@@ -19,8 +19,7 @@ beforeEach(() => {
   portal.setMode({ kind: 'ok' });
 });
 
-const client = (over: Partial<{ url: string; timeoutMs: number; maxBytes: number }> = {}): PortalClient =>
-  new PortalClient({ url: portal.url, timeoutMs: 2_000, maxBytes: 1024 * 1024, ...over });
+const client = (over: Partial<{ url: string; timeoutMs: number; maxBytes: number }> = {}): PortalClient => new PortalClient({ url: portal.url, timeoutMs: 2_000, maxBytes: 1024 * 1024, ...over });
 
 async function failure(c: PortalClient): Promise<GatewayError> {
   try {
@@ -134,7 +133,7 @@ describe('PortalClient', () => {
     expect(err.message).toBe(`Portal ${portal.url}: the registry document is not JSON`);
   });
 
-  it('returns JSON that is not a registry as a document (validation is parseRegistry\'s job)', async () => {
+  it("returns JSON that is not a registry as a document (validation is parseRegistry's job)", async () => {
     portal.setMode({ kind: 'raw', body: '[1,2]' });
     expect(await client().poll()).toEqual({ kind: 'document', document: [1, 2], etag: null });
   });

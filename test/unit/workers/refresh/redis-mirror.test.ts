@@ -77,7 +77,15 @@ describe('with Redis', () => {
     const h = harness(config({ redisNamespace: ns }), { redis: await store(ns) });
     let { report, events } = await h.cycle();
     expect(ofType(events, 'routes')).toEqual([{ type: 'routes', routeKeys: ['core', 'process'], removed: [] }]);
-    expect(registryStatus(events)).toEqual({ type: 'registry-status', portalUp: false, portalError: expect.stringContaining('HTTP 503'), redisUp: true, suspect: null, revision: 'r1', source: 'redis' });
+    expect(registryStatus(events)).toEqual({
+      type: 'registry-status',
+      portalUp: false,
+      portalError: expect.stringContaining('HTTP 503'),
+      redisUp: true,
+      suspect: null,
+      revision: 'r1',
+      source: 'redis',
+    });
     expect(report).toMatchObject({ registry: 'redis', routes: 2 });
     // The Tool Services answer, so both routes are built.
     expect(routesOf(events, 'route-snapshot')).toEqual(['core', 'process']);
@@ -110,7 +118,11 @@ describe('with Redis', () => {
     erp.setManifestStatus(500);
     const h = harness(config({ redisNamespace: ns }), { redis: await store(ns) });
     let { events } = await h.cycle();
-    expect(ofType(events, 'route-snapshot').map((e) => [e.routeKey, e.source, e.warning]).sort()).toEqual([
+    expect(
+      ofType(events, 'route-snapshot')
+        .map((e) => [e.routeKey, e.source, e.warning])
+        .sort(),
+    ).toEqual([
       ['core', 'redis', 'warm start from the Redis copy'],
       ['process', 'redis', 'warm start from the Redis copy'],
     ]);
@@ -139,7 +151,11 @@ describe('with Redis', () => {
     const h = harness(config({ redisNamespace: ns }), { redis: await store(ns) });
     const { events } = await h.cycle();
     expect(registryStatus(events)).toMatchObject({ portalUp: true, source: 'portal' });
-    expect(ofType(events, 'route-snapshot').map((e) => [e.routeKey, e.source]).sort()).toEqual([
+    expect(
+      ofType(events, 'route-snapshot')
+        .map((e) => [e.routeKey, e.source])
+        .sort(),
+    ).toEqual([
       ['core', 'redis'],
       ['process', 'portal'],
     ]);
@@ -175,7 +191,7 @@ describe('with Redis', () => {
     expect(routesOf(events, 'route-failed')).toEqual(['core']);
   });
 
-  it('a snapshot of another route under this route\'s key is reported and never served', async () => {
+  it("a snapshot of another route under this route's key is reported and never served", async () => {
     const ns = freshNamespace();
     await seed(ns);
     await raw.set(`${ns}:route:core`, (await raw.getBuffer(`${ns}:route:process`)) as Buffer);

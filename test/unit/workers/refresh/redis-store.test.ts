@@ -182,12 +182,7 @@ describe('RedisStore with Redis up', () => {
 describe('RedisStore with Redis down or slow: every method resolves, false / unavailable', () => {
   const expectUnavailable = async (s: RedisStore): Promise<void> => {
     const results = await Promise.all([s.saveRegistry(registryDoc), s.loadRegistry(), s.saveSnapshot('core', encodeSnapshot(catalog('core'))), s.loadSnapshot('core')]);
-    expect(results).toEqual([
-      false,
-      { kind: 'unavailable', message: 'redis did not answer' },
-      false,
-      { kind: 'unavailable', message: 'redis did not answer' },
-    ]);
+    expect(results).toEqual([false, { kind: 'unavailable', message: 'redis did not answer' }, false, { kind: 'unavailable', message: 'redis did not answer' }]);
     expect(s.connected).toBe(false);
   };
 

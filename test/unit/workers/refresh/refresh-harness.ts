@@ -51,13 +51,7 @@ export const entry = (svc: FixtureToolService, id: string): ServiceEntry => ({ i
  */
 export function useRefreshFixtures(): void {
   beforeAll(async () => {
-    [hr, erp, ops, portal, redisServer] = await Promise.all([
-      startFixtureToolService(),
-      startFixtureToolService(),
-      startFixtureToolService(),
-      startFixturePortal(),
-      startRedis(),
-    ]);
+    [hr, erp, ops, portal, redisServer] = await Promise.all([startFixtureToolService(), startFixtureToolService(), startFixtureToolService(), startFixturePortal(), startRedis()]);
     HR = entry(hr, 'hr-tools');
     ERP = entry(erp, 'erp-tools');
     OPS = entry(ops, 'ops-tools');
@@ -143,7 +137,11 @@ export type HarnessDeps = Partial<Omit<RefresherDeps, 'config' | 'emit'>>;
 export function harness(cfg: GatewayConfig, deps: HarnessDeps = {}, emitHook?: (e: RefreshEvent) => void): Harness {
   const events: RefreshEvent[] = [];
   const portalClient =
-    deps.portal !== undefined ? deps.portal : cfg.catalog.source === 'portal' ? new PortalClient({ url: portal.url, timeoutMs: cfg.catalog.portal.timeoutMs, maxBytes: cfg.catalog.portal.maxBytes }) : null;
+    deps.portal !== undefined
+      ? deps.portal
+      : cfg.catalog.source === 'portal'
+        ? new PortalClient({ url: portal.url, timeoutMs: cfg.catalog.portal.timeoutMs, maxBytes: cfg.catalog.portal.maxBytes })
+        : null;
   const refresher = new Refresher({
     ...deps,
     config: cfg,
@@ -196,7 +194,10 @@ export const redisProblems = (events: RefreshEvent[]): Array<Ev<'redis-problem'>
 
 /** initial-load-complete was emitted once, after every route of the cycle was tried. */
 export function expectInitialLoadComplete(events: RefreshEvent[]): void {
-  expect(types(events).filter((t) => t === 'initial-load-complete'), 'initial-load-complete').toHaveLength(1);
+  expect(
+    types(events).filter((t) => t === 'initial-load-complete'),
+    'initial-load-complete',
+  ).toHaveLength(1);
   const at = types(events).indexOf('initial-load-complete');
   const lastRoute = Math.max(...events.map((e, i) => (e.type.startsWith('route') ? i : -1)));
   expect(at, 'initial-load-complete follows every route event').toBeGreaterThan(lastRoute);

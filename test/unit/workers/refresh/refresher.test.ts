@@ -167,7 +167,7 @@ describe('static mode', () => {
     expect(routesOf(events, 'route-unchanged')).toEqual(['core', 'process']);
   });
 
-  it('route-snapshot carries the snapshot\'s meta (revision, toolCount, builtAt, source), so no reader decodes the buffer for it', async () => {
+  it("route-snapshot carries the snapshot's meta (revision, toolCount, builtAt, source), so no reader decodes the buffer for it", async () => {
     const builtAt = 1_764_496_800_000;
     const h = harness(staticConfig(), { now: () => builtAt });
     const { events } = await h.cycle();
@@ -213,7 +213,11 @@ describe('bugs in the refresh path are INTERNAL, not a manifest problem', () => 
     ops.setManifest(manifestFor([{ name: 'invoice_lookup' }], 'ops-tools'));
     const h = harness(staticConfig({ core: [HR], mixed: [ERP, OPS], process: [ERP] }), { log: { error: (details) => logged.push(details) } });
     const { events } = await h.cycle();
-    expect(ofType(events, 'route-failed').map((e) => [e.routeKey, e.code]).sort()).toEqual([
+    expect(
+      ofType(events, 'route-failed')
+        .map((e) => [e.routeKey, e.code])
+        .sort(),
+    ).toEqual([
       ['core', 'MANIFEST_UNREACHABLE'],
       ['mixed', 'TOOL_NAME_CONFLICT'],
     ]);
@@ -233,7 +237,11 @@ describe('Refresher: hostile manifests from a real Tool Service', () => {
     const { events } = await harness(coreOnly()).cycle();
     const failed = ofType(events, 'route-failed');
     expect(failed).toEqual([
-      expect.objectContaining({ routeKey: 'core', code: 'MANIFEST_INVALID', message: expect.stringMatching(/Tool Service "hr-tools" manifest is invalid: \/tools\/0 \(lookup@1\.0\.0\): nests deeper than 256 levels/) }),
+      expect.objectContaining({
+        routeKey: 'core',
+        code: 'MANIFEST_INVALID',
+        message: expect.stringMatching(/Tool Service "hr-tools" manifest is invalid: \/tools\/0 \(lookup@1\.0\.0\): nests deeper than 256 levels/),
+      }),
     ]);
     expect((failed[0] as { message: string }).message).not.toMatch(/RangeError|call stack/);
   });

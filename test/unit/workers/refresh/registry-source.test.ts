@@ -196,9 +196,7 @@ describe('portal mode', () => {
     portal.setMode(mode);
     const h = harness(config({ catalog: { portal: { url: portal.url, timeoutMs: 200 } } }));
     let { report, events } = await h.cycle();
-    expect(events).toEqual([
-      { type: 'registry-status', portalUp: false, portalError: expect.stringContaining(problem), redisUp: null, suspect: null, revision: null, source: null },
-    ]);
+    expect(events).toEqual([{ type: 'registry-status', portalUp: false, portalError: expect.stringContaining(problem), redisUp: null, suspect: null, revision: null, source: null }]);
     expect(report).toMatchObject({ registry: 'none', routes: 0, portalError: expect.stringContaining(problem) });
     portal.setMode({ kind: 'ok' });
     ({ events } = await h.cycle());

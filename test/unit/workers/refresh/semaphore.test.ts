@@ -48,10 +48,18 @@ describe('Semaphore', () => {
     const sem = new Semaphore(limit);
     const t = tracker();
     const delays = Array.from({ length: 40 }, (_, i) => (i * 7) % 5); // 0–4 ms, 0 included (immediately settled tasks)
-    const results = await drive(Promise.all(delays.map((ms, i) => sem.run(t.task(async () => {
-            if (ms !== 0) await sleep(ms);
-            return i;
-          })))));
+    const results = await drive(
+      Promise.all(
+        delays.map((ms, i) =>
+          sem.run(
+            t.task(async () => {
+              if (ms !== 0) await sleep(ms);
+              return i;
+            }),
+          ),
+        ),
+      ),
+    );
     expect(results).toEqual(delays.map((_, i) => i));
     expect(t.max).toBeLessThanOrEqual(limit);
     expect(t.max).toBe(limit); // and it does use its slots

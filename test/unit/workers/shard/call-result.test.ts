@@ -74,7 +74,11 @@ describe('finalAnswer: structuredContent and outputSchema', () => {
 });
 
 describe('finalAnswer: MRTR input_required', () => {
-  const ask = { resultType: 'input_required', inputRequests: { who: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } }, requestState: 's1' };
+  const ask = {
+    resultType: 'input_required',
+    inputRequests: { who: { method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } } },
+    requestState: 's1',
+  };
 
   it('passes back unchanged to a 2026-07-28 client that declared the capability', () => {
     const raw = JSON.stringify(ask);
@@ -98,7 +102,10 @@ describe('finalAnswer: MRTR input_required', () => {
   });
 
   it('a malformed input_required is a tool error; a legacy client is told it cannot receive one', () => {
-    expect(payload(finalAnswer(mapped({ resultType: 'input_required' }), modern(), null))).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/needs inputRequests or requestState/) }] });
+    expect(payload(finalAnswer(mapped({ resultType: 'input_required' }), modern(), null))).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/needs inputRequests or requestState/) }],
+    });
     expect(payload(finalAnswer(mapped({ resultType: 'input_required', inputRequests: { x: { method: 'tools/call' } } }), modern(), null))).toMatchObject({ isError: true });
     expect(payload(finalAnswer(mapped(ask), legacy, null))).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/2025-11-25 cannot carry/) }] });
   });

@@ -80,7 +80,7 @@ describe('tools/call request checks (acceptor, before any hop)', () => {
     expect(h.svc.requests).toHaveLength(0);
   });
 
-  it('answers 503 when the shard has no runtime for the route, in the request\'s envelope', async () => {
+  it("answers 503 when the shard has no runtime for the route, in the request's envelope", async () => {
     const c = await callRaw(h, JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'run' } }), undefined, 'gone');
     expect(c.answer.status).toBe(503);
     expect(c.answer.outcome).toBe(CallOutcome.Rejected);
@@ -89,7 +89,7 @@ describe('tools/call request checks (acceptor, before any hop)', () => {
 });
 
 describe('a crash inside the shard', () => {
-  it('is answered -32603 in the request\'s own envelope (its id, never null), logged, and the shard keeps serving', async () => {
+  it("is answered -32603 in the request's own envelope (its id, never null), logged, and the shard keeps serving", async () => {
     const get = h.routes.get.bind(h.routes);
     h.routes.get = () => {
       throw new Error('bug in route lookup');
@@ -180,7 +180,7 @@ describe('argument checks that must not block or crash the shard', () => {
     expect((await call(h, { name: 'pattern', arguments: { s: 'aaaa' } }, 22)).answer.outcome).toBe(CallOutcome.Ok);
   });
 
-  it('answers arguments nested deeper than a recursive schema\'s check can follow with -32602', async () => {
+  it("answers arguments nested deeper than a recursive schema's check can follow with -32602", async () => {
     const deep = '{"child":'.repeat(100_000) + '{}' + '}'.repeat(100_000);
     // A depth limit far above the default, so the shard's own guard is what answers.
     const c = await callRaw(h, `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"tree","arguments":{"node":${deep}}}}`, undefined, undefined, { maxArgumentsDepth: 1_000_000 });
@@ -191,7 +191,12 @@ describe('argument checks that must not block or crash the shard', () => {
 
   it('refuses to run a schema pattern that needs backtracking (a snapshot from before the catalog rule), as a tool error', async () => {
     const tool: CatalogTool = {
-      name: 'legacy', version: '1', active: true, serviceId: 'old', timeoutMs: 1000, executionUrl: `${h.svc.url}/tools/run`,
+      name: 'legacy',
+      version: '1',
+      active: true,
+      serviceId: 'old',
+      timeoutMs: 1000,
+      executionUrl: `${h.svc.url}/tools/run`,
       inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(?=a)(a+)+$' } } },
     };
     h.routes.install('legacy-route', encodeSnapshot(mergeRoute('legacy-route', [{ serviceId: 'old', tools: [tool] }], { maxToolsPerRoute: 50, source: 'redis' })));
@@ -223,7 +228,11 @@ describe('tools/call wire contract', () => {
     await call(h, { name: 'run', arguments: {} }, 1, { requestId: 'req-abc', sessionId: 'sess-42', traceparent });
     const headers = h.svc.requests[0]?.headers ?? {};
     expect(headers['content-type']).toBe('application/json');
-    expect(String(headers['accept']).split(',').map((s) => s.trim())).toEqual(expect.arrayContaining(['application/json', 'application/x-ndjson']));
+    expect(
+      String(headers['accept'])
+        .split(',')
+        .map((s) => s.trim()),
+    ).toEqual(expect.arrayContaining(['application/json', 'application/x-ndjson']));
     expect(headers['x-request-id']).toBe('req-abc');
     expect(headers['x-mcp-route']).toBe(ROUTE);
     expect(headers['x-mcp-session-id']).toBe('sess-42');

@@ -65,7 +65,12 @@ describe('mapJsonAnswer', () => {
   });
 
   it('refuses a content array with an invalid block, naming the block', () => {
-    const r = answer({ content: [{ type: 'text', text: 'ok' }, { type: 'video', url: 'x' }] });
+    const r = answer({
+      content: [
+        { type: 'text', text: 'ok' },
+        { type: 'video', url: 'x' },
+      ],
+    });
     expect(r.isError).toBe(true);
     expect(parsed(r)).toEqual({
       content: [{ type: 'text', text: 'Tool Service answer is malformed: content block 1 (type "video") is not a valid MCP content block' }],
@@ -78,7 +83,10 @@ describe('mapJsonAnswer', () => {
   });
 
   it('refuses a CallToolResult whose isError or _meta has the wrong type', () => {
-    for (const value of [{ content: [], isError: 'yes' }, { content: [], _meta: [] }]) {
+    for (const value of [
+      { content: [], isError: 'yes' },
+      { content: [], _meta: [] },
+    ]) {
       expect(parsed(answer(value))).toEqual({
         content: [{ type: 'text', text: 'Tool Service answer is malformed: "isError" must be a boolean and "_meta" an object' }],
         isError: true,

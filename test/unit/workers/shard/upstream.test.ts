@@ -56,7 +56,15 @@ describe('Tool Service JSON answers', () => {
   });
 
   it('refuses an invalid content block', async () => {
-    h.svc.setBehavior('/tools/run', { kind: 'json', body: { content: [{ type: 'text', text: 'ok' }, { type: 'text', text: 5 }] } });
+    h.svc.setBehavior('/tools/run', {
+      kind: 'json',
+      body: {
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'text', text: 5 },
+        ],
+      },
+    });
     const c = await run();
     expect(errorText(c)).toBe('Tool Service answer is malformed: content block 1 (type "text") is not a valid MCP content block');
     expect(c.answer.outcome).toBe(CallOutcome.ToolError);
@@ -156,7 +164,14 @@ describe('Tool Service failures', () => {
   });
 
   it('times out a stream that starts and then stalls', async () => {
-    h.svc.setBehavior('/tools/slow', { kind: 'ndjson', delayMs: 20_000, lines: [{ type: 'progress', progress: 1 }, { type: 'result', result: { content: [] } }] });
+    h.svc.setBehavior('/tools/slow', {
+      kind: 'ndjson',
+      delayMs: 20_000,
+      lines: [
+        { type: 'progress', progress: 1 },
+        { type: 'result', result: { content: [] } },
+      ],
+    });
     const c = await call(h, { name: 'slow', arguments: {} });
     expect(errorText(c)).toBe(`Tool Service did not answer within ${SLOW_TIMEOUT_MS} ms (timeout)`);
     expect(c.answer.upstream?.cause).toBe('timeout');
@@ -370,9 +385,7 @@ describe('ToolServiceClient: the callback API', () => {
     }
     await eventually(() => expect(calls[2]?.results).toHaveLength(1));
     expect(calls[2]?.results[0]?.cause).toBe('busy');
-    expect(text(calls[2]?.results[0] as UpstreamResult)).toBe(
-      'Tool Service busy: all 1 connections are in use and 1 calls wait (tools.maxQueuedCallsPerService); the tool was not called',
-    );
+    expect(text(calls[2]?.results[0] as UpstreamResult)).toBe('Tool Service busy: all 1 connections are in use and 1 calls wait (tools.maxQueuedCallsPerService); the tool was not called');
     await eventually(() => expect(held).toHaveLength(1));
     held[0]?.write(okResponse('{"a":1}') + okResponse('{"a":2}'));
     // The second answer in the same write is never taken for the queued call: that one gets its own request.

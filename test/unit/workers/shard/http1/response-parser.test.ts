@@ -65,7 +65,14 @@ function parse(text: string | Buffer, cuts: number[] = [], { maxHeaderBytes = 10
 function parseEverySplit(text: string, options: { maxHeaderBytes?: number; eof?: boolean } = {}): Parsed {
   const whole = parse(text, [], options);
   for (let cut = 1; cut < text.length; cut++) expect(parse(text, [cut], options), `split at ${cut}`).toEqual(whole);
-  expect(parse(text, Array.from({ length: text.length - 1 }, (_, i) => i + 1), options), 'byte by byte').toEqual(whole);
+  expect(
+    parse(
+      text,
+      Array.from({ length: text.length - 1 }, (_, i) => i + 1),
+      options,
+    ),
+    'byte by byte',
+  ).toEqual(whole);
   return whole;
 }
 
