@@ -91,6 +91,8 @@ export class McpEndpoint implements RequestSink {
   private readonly limits: AnswerLimits;
   /** `tools/call` from the checked request to its shard (call-intake.ts). */
   private readonly intake: CallIntake;
+  /** The head of the request being gated, reused (read only while `handle` runs). */
+  private readonly head: RequestHead = { method: '', path: '', host: '', origin: '', contentType: '', accept: '', protocolVersion: '', contentLength: -1 };
 
   constructor(private readonly options: McpEndpointOptions) {
     this.directory = options.directory;
@@ -118,16 +120,15 @@ export class McpEndpoint implements RequestSink {
   /** Handles one request whose path is `/mcp` or starts with `/mcp/`; `copy` is its head, read by the acceptor (head-guard.ts). */
   handle(res: HttpResponse, req: HttpRequest, path: string, method: string, copy: RequestHeadCopy): void {
     const startedAt = performance.now();
-    const head: RequestHead = {
-      method,
-      path,
-      host: copy.host,
-      origin: copy.origin,
-      contentType: copy.contentType,
-      accept: copy.accept,
-      protocolVersion: copy.protocolVersion,
-      contentLength: copy.contentLength === '' ? -1 : Number(copy.contentLength),
-    };
+    const head = this.head;
+    head.method = method;
+    head.path = path;
+    head.host = copy.host;
+    head.origin = copy.origin;
+    head.contentType = copy.contentType;
+    head.accept = copy.accept;
+    head.protocolVersion = copy.protocolVersion;
+    head.contentLength = copy.contentLength === '' ? -1 : Number(copy.contentLength);
     // Context headers that are not well-formed are dropped at the edge (treated as absent), never forwarded.
     const requestId = validRequestId(copy.requestId) ?? `${this.requestIdPrefix}-${(++this.requestCounter).toString(36)}`;
     const gate = gateMcpRequest(head, this.policy, this.directory.lookup);

@@ -104,36 +104,41 @@ function now(r: Refusal): { kind: 'reply'; reply: Reply; label: string } {
   return { kind: 'reply', reply: refusalReply(r, null), label: r.label };
 }
 
+/**
+ * A legacy request is refused at once (id null), as it always was; a modern one once its id is known
+ * (basic/index.mdx: error responses carry the request's id unless it could not be read).
+ */
+function refuse<S>(era: ProtocolEra, head: RequestHead, policy: HttpPolicy, r: Refusal): GateResult<S> {
+  return era === 'legacy' || head.method !== 'post' || head.contentLength > policy.maxBodyBytes ? now(r) : { kind: 'refuse-after-body', refusal: r };
+}
+
 /** Decides the early answer, if any, for an MCP request (`path` starts with `/mcp`). */
 export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup: (routeKey: string) => RouteEntry<S> | undefined): GateResult<S> {
   const era = protocolEra(head.protocolVersion);
-  // A legacy request is refused at once (id null), as it always was; a modern one once its id is known
-  // (basic/index.mdx: error responses carry the request's id unless it could not be read).
-  const refuse = (r: Refusal): GateResult<S> => (era === 'legacy' || head.method !== 'post' || head.contentLength > policy.maxBodyBytes ? now(r) : { kind: 'refuse-after-body', refusal: r });
   // DNS-rebinding protection comes first: a foreign page learns nothing, not even whether a route exists
   // (a 2026-07-28 request gets its own id back, nothing it did not send).
-  if (head.origin !== '' && !policy.originAllowed(head.origin)) return refuse(refusal(403, 'Forbidden: Origin is not allowed', 'forbidden'));
-  if (head.host !== '' && !policy.hostAllowed(head.host)) return refuse(refusal(403, 'Forbidden: Host is not allowed', 'forbidden'));
-  if (head.path === '/mcp' || head.path === '/mcp/') return refuse(refusal(400, 'route key is required: POST /mcp/{routeKey}', 'no_route_key'));
+  if (head.origin !== '' && !policy.originAllowed(head.origin)) return refuse(era, head, policy, refusal(403, 'Forbidden: Origin is not allowed', 'forbidden'));
+  if (head.host !== '' && !policy.hostAllowed(head.host)) return refuse(era, head, policy, refusal(403, 'Forbidden: Host is not allowed', 'forbidden'));
+  if (head.path === '/mcp' || head.path === '/mcp/') return refuse(era, head, policy, refusal(400, 'route key is required: POST /mcp/{routeKey}', 'no_route_key'));
   const routeKey = head.path.slice('/mcp/'.length);
   if (!routeKeyRe.test(routeKey)) {
     // Never echo an invalid key: it may carry markup or control characters.
-    return refuse(refusal(400, `invalid route key: must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`, 'bad_route_key'));
+    return refuse(era, head, policy, refusal(400, `invalid route key: must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`, 'bad_route_key'));
   }
   const route = lookup(routeKey);
-  if (route === undefined) return refuse(refusal(404, `Unknown route "${routeKey}"`, 'unknown_route'));
+  if (route === undefined) return refuse(era, head, policy, refusal(404, `Unknown route "${routeKey}"`, 'unknown_route'));
   if (head.method !== 'post') {
     return now(
       refusal(405, `Method Not Allowed: ${head.method.toUpperCase()} is not served on this endpoint (stateless, no SSE stream); use POST`, 'method_not_allowed', { headers: [['allow', 'POST']] }),
     );
   }
-  if (!isJsonContentType(head.contentType)) return refuse(refusal(415, 'Unsupported Media Type: Content-Type must be application/json', 'unsupported_media_type'));
+  if (!isJsonContentType(head.contentType)) return refuse(era, head, policy, refusal(415, 'Unsupported Media Type: Content-Type must be application/json', 'unsupported_media_type'));
   const accept = parseAccept(head.accept);
-  if (!accept.json) return refuse(refusal(406, 'Not Acceptable: Accept must allow application/json', 'not_acceptable'));
+  if (!accept.json) return refuse(era, head, policy, refusal(406, 'Not Acceptable: Accept must allow application/json', 'not_acceptable'));
   if (head.contentLength > policy.maxBodyBytes) return now(refusal(413, `Content Too Large: the body limit is ${policy.maxBodyBytes} bytes`, 'too_large'));
   if (era === 'unsupported') return { kind: 'refuse-after-body', refusal: unsupportedVersion(stripOws(head.protocolVersion)) };
   const snapshot = route.snapshot;
-  if (snapshot === null) return refuse(unavailable(routeKey, route.unavailable, policy));
+  if (snapshot === null) return refuse(era, head, policy, unavailable(routeKey, route.unavailable, policy));
   return { kind: 'accept', routeKey, route, snapshot, wantsSse: accept.sse, era };
 }
 

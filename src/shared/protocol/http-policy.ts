@@ -58,16 +58,27 @@ export function buildHttpPolicy(server: GatewayConfig['server']): HttpPolicy {
       return false;
     }
   };
-  const hostAllowed = (host: string): boolean => {
+  const hostAllowedUncached = (host: string): boolean => {
     if (hosts) return hostSet.has(host.toLowerCase()) || hostSet.has(hostnameOf(host));
     if (!loopbackBind) return true;
     return isLoopbackHost(hostnameOf(host));
+  };
+  // A client sends the same Host on every request: the last verdict is kept (no lowercasing, slicing or regex per request).
+  let lastHost: string | null = null;
+  let lastHostAllowed = false;
+  const hostAllowed = (host: string): boolean => {
+    if (host !== lastHost) {
+      lastHostAllowed = hostAllowedUncached(host);
+      lastHost = host;
+    }
+    return lastHostAllowed;
   };
   return { maxBodyBytes: server.maxBodyBytes, retryAfterSeconds: server.retryAfterSeconds, exposeErrorDetails: server.exposeErrorDetails, originAllowed, hostAllowed };
 }
 
 /** `application/json` or `application/json-rpc`, parameters (charset) allowed. */
 export function isJsonContentType(contentType: string): boolean {
+  if (contentType === 'application/json') return true; // what nearly every client sends
   const semi = contentType.indexOf(';');
   const type = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   return type === 'application/json' || type === 'application/json-rpc';
@@ -75,16 +86,29 @@ export function isJsonContentType(contentType: string): boolean {
 
 /** What the client's Accept header lets the gateway answer with. */
 export interface AcceptDecision {
-  json: boolean;
-  sse: boolean;
+  readonly json: boolean;
+  readonly sse: boolean;
 }
+
+/** The four decisions, shared (index: json + 2 × sse). */
+const ACCEPT_DECISIONS: readonly AcceptDecision[] = [
+  { json: false, sse: false },
+  { json: true, sse: false },
+  { json: false, sse: true },
+  { json: true, sse: true },
+].map((d) => Object.freeze(d));
+/** A client sends the same Accept on every request: the last one parsed and its decision (per thread: module state). */
+const JSON_ONLY = ACCEPT_DECISIONS[1] as AcceptDecision;
+let lastAccept = '';
+let lastAcceptDecision = JSON_ONLY;
 
 /**
  * Accept rules: a missing header, `*\/*`, `application/*` or `application/json`
  * allow JSON; `text/event-stream` additionally allows SSE.
  */
 export function parseAccept(accept: string): AcceptDecision {
-  if (accept === '') return { json: true, sse: false };
+  if (accept === lastAccept) return lastAcceptDecision;
+  if (accept === '') return JSON_ONLY;
   let json = false;
   let sse = false;
   for (const part of accept.split(',')) {
@@ -93,5 +117,7 @@ export function parseAccept(accept: string): AcceptDecision {
     if (type === 'application/json' || type === '*/*' || type === 'application/*') json = true;
     else if (type === 'text/event-stream') sse = true;
   }
-  return { json, sse };
+  lastAccept = accept;
+  lastAcceptDecision = ACCEPT_DECISIONS[(json ? 1 : 0) + (sse ? 2 : 0)] as AcceptDecision;
+  return lastAcceptDecision;
 }

@@ -81,9 +81,12 @@ export type Admission = { kind: 'run'; permit: Permit } | { kind: 'queued' } | (
 
 /** What the caller must do after a release or a state change: start these waiters, refuse those. */
 export interface Handoff<T> {
-  start: Array<{ waiter: T; permit: Permit }>;
-  refuse: Array<{ waiter: T } & Refusal>;
+  readonly start: ReadonlyArray<{ waiter: T; permit: Permit }>;
+  readonly refuse: ReadonlyArray<{ waiter: T } & Refusal>;
 }
+
+/** The handoff of a release with nobody waiting (the usual case), shared: no allocation per call. */
+const NOTHING_TO_HAND_OFF: Handoff<never> = Object.freeze({ start: Object.freeze([]), refuse: Object.freeze([]) });
 
 const BUCKETS = 10;
 /** Retry-After for a full bulkhead or a half-open circuit: the guard does not know when a slot frees. */
@@ -101,6 +104,9 @@ export class ServiceGuard<T> {
   private readonly calls = new Array<number>(BUCKETS).fill(0);
   private readonly failures = new Array<number>(BUCKETS).fill(0);
   private readonly bucketOf = new Array<number>(BUCKETS).fill(-1);
+  /** The admission of an ordinary call in the current generation (permits are immutable: one per generation, not per call). */
+  private runPermit: Permit = { probe: false, generation: 0 };
+  private runAdmission: Admission = { kind: 'run', permit: this.runPermit };
   /** Calls refused since creation, by reason (metrics). */
   readonly refused = { circuit_open: 0, bulkhead_full: 0 };
 
@@ -130,7 +136,7 @@ export class ServiceGuard<T> {
     }
     if (this.running < this.options.maxConcurrent && this.queue.length === 0) {
       this.running++;
-      return { kind: 'run', permit: { probe: false, generation: this.generation } };
+      return this.runAdmission;
     }
     if (this.queue.length < this.options.maxQueued) {
       this.queue.push(waiter);
@@ -162,7 +168,8 @@ export class ServiceGuard<T> {
 
   /** Starts queued waiters while slots are free; refuses them all while the circuit is not closed. */
   private drain(now: number): Handoff<T> {
-    const out: Handoff<T> = { start: [], refuse: [] };
+    if (this.queue.length === 0) return NOTHING_TO_HAND_OFF;
+    const out = { start: [] as Array<{ waiter: T; permit: Permit }>, refuse: [] as Array<{ waiter: T } & Refusal> };
     if (this.state(now) !== 'closed') {
       for (const waiter of this.queue.splice(0)) {
         const { reason, retryAfterMs } = this.refuse('circuit_open', now);
@@ -172,7 +179,7 @@ export class ServiceGuard<T> {
     }
     while (this.queue.length > 0 && this.running < this.options.maxConcurrent) {
       this.running++;
-      out.start.push({ waiter: this.queue.shift() as T, permit: { probe: false, generation: this.generation } });
+      out.start.push({ waiter: this.queue.shift() as T, permit: this.runPermit });
     }
     return out;
   }
@@ -204,14 +211,20 @@ export class ServiceGuard<T> {
   private open(now: number): void {
     this.circuit = 'open';
     this.openedAt = now;
-    this.generation++;
+    this.nextGeneration();
   }
 
   private close(): void {
     this.circuit = 'closed';
-    this.generation++;
+    this.nextGeneration();
     this.consecutive = 0;
     this.bucketOf.fill(-1);
+  }
+
+  private nextGeneration(): void {
+    this.generation++;
+    this.runPermit = { probe: false, generation: this.generation };
+    this.runAdmission = { kind: 'run', permit: this.runPermit };
   }
 
   private refuse(reason: Refusal['reason'], now: number): { kind: 'refused' } & Refusal {

@@ -108,4 +108,36 @@ describe('parseAccept', () => {
     expect(parseAccept('text/event-stream')).toEqual({ json: false, sse: true });
     expect(parseAccept('text/html, application/xml')).toEqual({ json: false, sse: false });
   });
+
+  it('keeps the last decision for a repeated header, and every header still gets its own (the memo never leaks)', () => {
+    const cases: Array<[string, { json: boolean; sse: boolean }]> = [
+      ['application/json, text/event-stream', { json: true, sse: true }],
+      ['application/json, text/event-stream', { json: true, sse: true }],
+      ['', { json: true, sse: false }],
+      ['text/event-stream', { json: false, sse: true }],
+      ['', { json: true, sse: false }],
+      ['text/html', { json: false, sse: false }],
+      ['text/html', { json: false, sse: false }],
+      ['application/json', { json: true, sse: false }],
+    ];
+    for (const [header, want] of cases) expect(parseAccept(header), JSON.stringify(header)).toEqual(want);
+    expect(parseAccept('text/html')).toBe(parseAccept('text/html'));
+    expect(Object.isFrozen(parseAccept('*/*'))).toBe(true);
+  });
+});
+
+describe('hostAllowed keeps the last verdict', () => {
+  it('answers each Host on its own when Hosts alternate', () => {
+    const policy = buildHttpPolicy(server({ host: '127.0.0.1' }));
+    for (const [h, want] of [
+      ['localhost:1', true],
+      ['localhost:1', true],
+      ['evil.example', false],
+      ['evil.example', false],
+      ['127.0.0.1:9', true],
+      ['evil.example:80', false],
+    ] as const) {
+      expect(policy.hostAllowed(h), h).toBe(want);
+    }
+  });
 });
