@@ -18,6 +18,23 @@ export interface HttpPolicy {
   hostAllowed(host: string): boolean;
 }
 
+/**
+ * `decide` with its last answer kept: a header a client repeats on every
+ * request (Host, Accept) is parsed once per change. Per thread (one policy,
+ * one module instance per isolate); `decide` must be a pure function.
+ */
+function lastValueKept<T>(decide: (value: string) => T): (value: string) => T {
+  let lastValue: string | undefined;
+  let lastAnswer: T | undefined;
+  return (value) => {
+    if (value !== lastValue) {
+      lastAnswer = decide(value);
+      lastValue = value;
+    }
+    return lastAnswer as T;
+  };
+}
+
 /** True when `host` names a loopback interface (the bind address or a Host header's name). */
 export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_NAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -58,21 +75,12 @@ export function buildHttpPolicy(server: GatewayConfig['server']): HttpPolicy {
       return false;
     }
   };
-  const hostAllowedUncached = (host: string): boolean => {
+  // A client sends the same Host on every request: no lowercasing, slicing or regex per request.
+  const hostAllowed = lastValueKept((host: string): boolean => {
     if (hosts) return hostSet.has(host.toLowerCase()) || hostSet.has(hostnameOf(host));
     if (!loopbackBind) return true;
     return isLoopbackHost(hostnameOf(host));
-  };
-  // A client sends the same Host on every request: the last verdict is kept (no lowercasing, slicing or regex per request).
-  let lastHost: string | null = null;
-  let lastHostAllowed = false;
-  const hostAllowed = (host: string): boolean => {
-    if (host !== lastHost) {
-      lastHostAllowed = hostAllowedUncached(host);
-      lastHost = host;
-    }
-    return lastHostAllowed;
-  };
+  });
   return { maxBodyBytes: server.maxBodyBytes, retryAfterSeconds: server.retryAfterSeconds, exposeErrorDetails: server.exposeErrorDetails, originAllowed, hostAllowed };
 }
 
@@ -90,25 +98,20 @@ export interface AcceptDecision {
   readonly sse: boolean;
 }
 
-/** The four decisions, shared (index: json + 2 × sse). */
+/** The four decisions, shared (index: json + 2 × sse): a parse allocates nothing that outlives it. */
 const ACCEPT_DECISIONS: readonly AcceptDecision[] = [
   { json: false, sse: false },
   { json: true, sse: false },
   { json: false, sse: true },
   { json: true, sse: true },
 ].map((d) => Object.freeze(d));
-/** A client sends the same Accept on every request: the last one parsed and its decision (per thread: module state). */
-const JSON_ONLY = ACCEPT_DECISIONS[1] as AcceptDecision;
-let lastAccept = '';
-let lastAcceptDecision = JSON_ONLY;
 
 /**
  * Accept rules: a missing header, `*\/*`, `application/*` or `application/json`
  * allow JSON; `text/event-stream` additionally allows SSE.
  */
-export function parseAccept(accept: string): AcceptDecision {
-  if (accept === lastAccept) return lastAcceptDecision;
-  if (accept === '') return JSON_ONLY;
+export const parseAccept = lastValueKept((accept: string): AcceptDecision => {
+  if (accept === '') return ACCEPT_DECISIONS[1] as AcceptDecision;
   let json = false;
   let sse = false;
   for (const part of accept.split(',')) {
@@ -117,7 +120,5 @@ export function parseAccept(accept: string): AcceptDecision {
     if (type === 'application/json' || type === '*/*' || type === 'application/*') json = true;
     else if (type === 'text/event-stream') sse = true;
   }
-  lastAccept = accept;
-  lastAcceptDecision = ACCEPT_DECISIONS[(json ? 1 : 0) + (sse ? 2 : 0)] as AcceptDecision;
-  return lastAcceptDecision;
-}
+  return ACCEPT_DECISIONS[(json ? 1 : 0) + (sse ? 2 : 0)] as AcceptDecision;
+});

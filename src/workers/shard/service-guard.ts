@@ -99,12 +99,15 @@ export class ServiceGuard<T> {
   private readonly queue: T[] = [];
   private circuit: 'closed' | 'open' = 'closed';
   private openedAt = 0;
-  private generation = 0;
   private consecutive = 0;
   private readonly calls = new Array<number>(BUCKETS).fill(0);
   private readonly failures = new Array<number>(BUCKETS).fill(0);
   private readonly bucketOf = new Array<number>(BUCKETS).fill(-1);
-  /** The admission of an ordinary call in the current generation (permits are immutable: one per generation, not per call). */
+  /**
+   * The permit of an ordinary call in the current circuit generation, which it
+   * also records (a state change starts a new one). Permits are immutable: one
+   * per generation, not one per call.
+   */
   private runPermit: Permit = { probe: false, generation: 0 };
   private runAdmission: Admission = { kind: 'run', permit: this.runPermit };
   /** Calls refused since creation, by reason (metrics). */
@@ -132,7 +135,7 @@ export class ServiceGuard<T> {
       if (this.probesRunning >= this.options.halfOpenProbes || this.running >= this.options.maxConcurrent) return this.refuse('circuit_open', now);
       this.probesRunning++;
       this.running++;
-      return { kind: 'run', permit: { probe: true, generation: this.generation } };
+      return { kind: 'run', permit: { probe: true, generation: this.runPermit.generation } };
     }
     if (this.running < this.options.maxConcurrent && this.queue.length === 0) {
       this.running++;
@@ -157,7 +160,7 @@ export class ServiceGuard<T> {
   release(permit: Permit, verdict: CallVerdict, now: number): Handoff<T> {
     this.running--;
     if (permit.probe) this.probesRunning--;
-    if (permit.generation === this.generation && verdict !== 'neutral') {
+    if (permit.generation === this.runPermit.generation && verdict !== 'neutral') {
       if (permit.probe) {
         if (verdict === 'success') this.close();
         else this.open(now);
@@ -222,8 +225,7 @@ export class ServiceGuard<T> {
   }
 
   private nextGeneration(): void {
-    this.generation++;
-    this.runPermit = { probe: false, generation: this.generation };
+    this.runPermit = { probe: false, generation: this.runPermit.generation + 1 };
     this.runAdmission = { kind: 'run', permit: this.runPermit };
   }
 
