@@ -10,7 +10,7 @@
 # reproducible pin the digest as well: --build-arg NODE_IMAGE=node:24.22.3-trixie-slim@sha256:…
 ARG NODE_IMAGE=node:24.22.3-trixie-slim
 
-# ── build: all dependencies, compile TypeScript ──────────────────────────────
+# ── build: all dependencies, compile TypeScript, bundle vendor modules ──────────────────────────────
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -19,7 +19,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.json
+COPY scripts/bundle-vendor.ts ./scripts/
+# tsc, then each src/shared/vendor module replaced by one bundled file: a thread
+# loads one module instead of a package's hundreds (ADR-0016).
+RUN npx tsc -p tsconfig.json && node dist/scripts/bundle-vendor.js
 
 # ── prod-deps: production dependencies only ──────────────────────────────────
 FROM ${NODE_IMAGE} AS prod-deps

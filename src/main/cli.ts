@@ -14,7 +14,7 @@
  * or configuration. Errors are one message naming the key and the cause,
  * never a stack trace, unless they are not ours.
  */
-import { stringify as toYaml } from 'yaml';
+import { stringify as toYaml } from '../shared/vendor/yaml.js';
 import { loadConfig } from '../shared/config/load.js';
 import { redactConfig } from '../shared/config/redact.js';
 import type { GatewayConfig } from '../shared/config/schema.js';

@@ -16,7 +16,7 @@
  * components; each component already lives in its own module.
  */
 import type { EventEmitter } from 'node:events';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Registry } from '../shared/vendor/prom-client.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { exposureWarnings } from '../shared/auth/exposure.js';
 import { createLogger } from '../shared/log.js';

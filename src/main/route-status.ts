@@ -4,7 +4,7 @@
  * health, and the overall readiness status by the configured policy. Main
  * thread only; acceptor threads get the rendered JSON pushed to them.
  */
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from '../shared/vendor/prom-client.js';
 import type { CatalogSource } from '../shared/catalog/types.js';
 import type { GatewayConfig } from '../shared/config/schema.js';
 import { GatewayErrorCode } from '../shared/errors.js';

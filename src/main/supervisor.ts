@@ -11,7 +11,7 @@
  * gets `onCrash` at once and `onRestart` with the new worker.
  */
 import type { Worker } from 'node:worker_threads';
-import type { Counter } from 'prom-client';
+import type { Counter } from '../shared/vendor/prom-client.js';
 import type { Logger } from '../shared/log.js';
 
 /** The kinds of supervised threads (the metric label). */

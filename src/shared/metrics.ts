@@ -5,7 +5,7 @@
  * Per-request updates go to array-backed counters and histograms
  * (`fast-metrics.ts`), exported in prom-client's JSON form on scrape.
  */
-import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from './vendor/prom-client.js';
 import { FastCounter, FastHistogram } from './fast-metrics.js';
 import type { MetricObjectJson } from './metrics-types.js';
 import type { RingWriterStats } from './threads/ring-writer.js';

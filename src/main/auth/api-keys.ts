@@ -7,7 +7,7 @@
  * `timingSafeEqual` all the same.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml } from '../../shared/vendor/yaml.js';
 import type { ApiKeyProviderConfig } from '../../shared/auth/config-schema.js';
 import type { Principal } from '../../shared/auth/policy.js';
 import { WatchedFile, type SecretProblem } from '../../shared/auth/secret-source.js';

@@ -6,7 +6,7 @@
  * log line per refusal and per `tools/call`, with subject, route, tool and
  * outcome — never a token, key or header value.
  */
-import { Counter, type Registry } from 'prom-client';
+import { Counter, type Registry } from '../../shared/vendor/prom-client.js';
 import type { Logger } from '../../shared/log.js';
 
 /** Outcome labels of a refusal (bounded set). */

@@ -25,7 +25,7 @@ import { privateModernTemplate } from '../../shared/snapshot/layout.js';
 import type { Reply } from '../../shared/protocol/reply.js';
 import { AuditLog, AuthMetrics } from './auth-metrics.js';
 import { Authenticator, RequestAuth, type AuthDecision, type Refusal } from './authenticator.js';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../../shared/vendor/prom-client.js';
 
 export { RequestAuth };
 

@@ -24,7 +24,7 @@
  * (token cache, verifiers, keys, limits), each in its own module already.
  */
 import assert from 'node:assert';
-import { decodeJwt } from 'jose';
+import { decodeJwt } from '../../shared/vendor/jose.js';
 import { authUnavailableReply, rateLimitedReply, routeChallenges, routeResource, type RouteChallenges, type RouteResource } from '../../shared/auth/challenge.js';
 import type { AuthConfig } from '../../shared/auth/config-schema.js';
 import { CompiledPolicy, type Principal, type ToolFilter } from '../../shared/auth/policy.js';

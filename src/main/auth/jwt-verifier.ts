@@ -20,8 +20,8 @@
  */
 import assert from 'node:assert';
 import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from '../../shared/vendor/jose.js';
+import { Agent, fetch as undiciFetch } from '../../shared/vendor/undici.js';
 import type { InvalidCredential } from '../../shared/auth/challenge.js';
 import { JWT_DEFAULTS, type JwtProviderConfig } from '../../shared/auth/config-schema.js';
 import { scopesOf, type Principal } from '../../shared/auth/policy.js';

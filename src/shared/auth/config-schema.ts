@@ -13,7 +13,7 @@
  * ~310 lines of schema declarations (one per auth key) and their defaults:
  * long because the key list is, not because it does several jobs.
  */
-import Type, { type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' });
 /**

@@ -12,8 +12,7 @@
  * an icon that is not `https:` or `data:` — MCP clients must exclude such a
  * tool themselves, so the gateway does it first and says why.
  */
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, Compile } from '../vendor/typebox.js';
 import { normaliseOrigin } from '../config/load.js';
 import type { ServiceEntry } from '../config/schema.js';
 import { deeperThan, shortPointer } from './json-depth.js';

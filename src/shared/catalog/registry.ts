@@ -4,8 +4,7 @@
  * document that is not a registry at all is a Portal failure. Shared because the refresh worker reads it from
  * the Portal and from Redis, and static mode builds one from the config.
  */
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, Compile } from '../vendor/typebox.js';
 import { normaliseOrigin } from '../config/load.js';
 import { ROUTE_KEY_PATTERN, ServiceEntrySchema, type ServiceEntry } from '../config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';

@@ -9,8 +9,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Compile } from 'typebox/compile';
-import { parse as parseYaml } from 'yaml';
+import { Compile } from '../vendor/typebox.js';
+import { parse as parseYaml } from '../vendor/yaml.js';
 import { authConfigProblems } from '../auth/config-schema.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
 import { cpuBudget } from './cpu-budget.js';

@@ -3,7 +3,7 @@
  * Every key here is read by something; `docs/configuration.md` documents each
  * with its default and environment variable, and a contract test keeps the two in step.
  */
-import Type, { type Static } from 'typebox';
+import { Type, type Static } from '../vendor/typebox.js';
 import { AuthConfigSchema } from '../auth/config-schema.js';
 
 /** Route keys are lowercase DNS labels (docs/contracts/mcp-endpoint.md). */

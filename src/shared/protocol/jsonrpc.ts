@@ -3,8 +3,7 @@
  * once at module load, `Check` per request, `Errors` never on the hot path)
  * and the error-response builders with the one failure → HTTP status table.
  */
-import Type, { type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, type Static, Compile } from '../vendor/typebox.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { JSON_CONTENT_TYPE, type Reply } from './reply.js';
 

@@ -37,8 +37,7 @@
  * decoder change together, and the diagram above is their single source.
  */
 import { crc32 } from 'node:zlib';
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, Compile } from '../vendor/typebox.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
 import { listedTools } from '../catalog/merge.js';
 import type { CatalogSource, CatalogTool, RouteCatalog } from '../catalog/types.js';

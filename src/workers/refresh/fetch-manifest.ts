@@ -6,7 +6,7 @@
  * validate → merge → encode steps live in manifest.ts, merge.ts and
  * snapshot/layout.ts.
  */
-import { request } from 'undici';
+import { request } from '../../shared/vendor/undici.js';
 import type { ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';

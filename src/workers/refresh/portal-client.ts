@@ -3,7 +3,7 @@
  * registry costs one 304. Runs on the refresh worker only; the Portal is
  * never on the request path.
  */
-import { request } from 'undici';
+import { request } from '../../shared/vendor/undici.js';
 import { readLimited } from './fetch-manifest.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';

@@ -7,8 +7,7 @@
  * every method reports failure instead of throwing.
  */
 import { Redis } from 'ioredis';
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, Compile } from '../../shared/vendor/typebox.js';
 import { GatewayError } from '../../shared/errors.js';
 import { decodeSnapshot, type SnapshotView } from '../../shared/snapshot/layout.js';
 

@@ -7,13 +7,12 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from '../../shared/vendor/prom-client.js';
 import { GatewayErrorCode } from '../../shared/errors.js';
 import { createLogger } from '../../shared/log.js';
 import type { MainToRefresh, RefreshEvent, RefreshToMain, RefreshWorkerData } from '../../shared/threads/messages.js';
 import { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import { PortalClient } from './portal-client.js';
-import { RedisStore } from './redis-store.js';
 import { Refresher } from './refresher.js';
 import { RefreshUpstreamAuth } from './upstream-auth.js';
 
@@ -93,7 +92,8 @@ const portal =
   config.catalog.source === 'portal' && config.catalog.portal.url !== null
     ? new PortalClient({ url: config.catalog.portal.url, timeoutMs: config.catalog.portal.timeoutMs, maxBytes: config.catalog.portal.maxBytes, upstreamAuth })
     : null;
-const redis = config.redis.url !== null ? new RedisStore(config.redis.url, config.redis.namespace, config.redis.commandTimeoutMs) : null;
+// Loaded only when Redis is configured: ioredis and its dependencies are ~55 modules (ADR-0016).
+const redis = config.redis.url !== null ? new (await import('./redis-store.js')).RedisStore(config.redis.url, config.redis.namespace, config.redis.commandTimeoutMs) : null;
 const refresher = new Refresher({ config, emit, portal, redis, published: data.published, log, upstreamAuth });
 
 let stopped = false;

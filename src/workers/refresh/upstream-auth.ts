@@ -5,7 +5,7 @@
  * CA, client certificate and key for mTLS, SNI). The agent is rebuilt when a
  * TLS file changes (the old one is closed once its requests finish).
  */
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from '../../shared/vendor/undici.js';
 import type { UpstreamCredentials, UpstreamTls } from '../../shared/auth/upstream-credentials.js';
 
 /** What a request to one URL needs: headers to add and the dispatcher to use (undefined: undici's global one). */

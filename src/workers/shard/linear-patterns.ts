@@ -26,7 +26,7 @@
  * compiles: it is re-registered here with the native constructor, so a valid
  * lookahead in an argument is not reported as invalid.
  */
-import { Format } from 'typebox/format';
+import { Format } from '../../shared/vendor/typebox.js';
 import { LinearRegExp } from '../../shared/catalog/linear-regexp.js';
 
 const NativeRegExp = RegExp;

@@ -10,8 +10,7 @@
  * `outputSchema` and shape the answer for the request's protocol era without
  * parsing it again.
  */
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import { Type, Compile } from '../../shared/vendor/typebox.js';
 
 const Meta = Type.Optional(Type.Record(Type.String(), Type.Unknown()));
 const Annotations = Type.Optional(Type.Record(Type.String(), Type.Unknown()));

@@ -9,7 +9,7 @@
  * Schema regexes run on the linear-time engine (ADR-0010): compiling and
  * building error lists happen inside {@link withLinearPatterns}.
  */
-import { Compile, type Validator } from 'typebox/compile';
+import { Compile, type Validator } from '../../shared/vendor/typebox.js';
 import { withLinearPatterns } from './linear-patterns.js';
 
 /** What a tool call needs from a compiled argument validator. */
