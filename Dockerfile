@@ -35,7 +35,12 @@ FROM ${NODE_IMAGE} AS runtime
 # The gateway does not need npm, npx or corepack at run time: fewer files, fewer CVEs to triage.
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
-ENV NODE_ENV=production
+# glibc malloc thresholds fixed at 128 KiB: freed memory goes back to the
+# system instead of staying in the threads' arenas (ADR-0017; the same values
+# as IMAGE_ENV in test/deploy/deployment-constants.ts, which the tests check).
+ENV NODE_ENV=production \
+    MALLOC_TRIM_THRESHOLD_=131072 \
+    MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 # Files stay owned by root and world-readable, writable by nobody: the gateway
 # writes nothing (logs go to stdout), so the root filesystem can be read-only,

@@ -51,5 +51,5 @@ function runtimesText(runtimes: Runtime[]): string {
 /** One paragraph: machine, runtimes, revision, knobs. */
 export function describe(o: Options, runtimes: Runtime[]): string {
   const m = machine(runtimes);
-  return `bench on node ${String(m['node'])}, ${runtimesText(runtimes)}; ${String(m['cores'])} cores (${String(m['cpu'])}), ${String(m['memoryGiB'])} GiB; gateway ${gitDescribe()}, production config (log level warn); ${knobsText(o)}. Every server is its own process on 127.0.0.1; load from autocannon in the bench process.`;
+  return `bench on node ${String(m['node'])}, ${runtimesText(runtimes)}; ${String(m['cores'])} cores (${String(m['cpu'])}), ${String(m['memoryGiB'])} GiB; gateway ${gitDescribe()}, production config (log level warn) and the image's environment (NODE_ENV=production, glibc malloc thresholds 128 KiB, ADR-0017); ${knobsText(o)}. Every server is its own process on 127.0.0.1; load from autocannon in the bench process.`;
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, scratch, spawnServer, type SpawnedServer } from '../harness.js';
+import { IMAGE_ENV } from '../../test/deploy/deployment-constants.js';
 import { THREAD_DIR_ENV } from './threads.js';
 
 const BASELINE_READY_TIMEOUT_MS = 10_000;
@@ -111,7 +112,11 @@ function threadProbeEnv(dir: string): Record<string, string> {
   return { NODE_OPTIONS: `${inherited} --import=${probe}`.trim(), [THREAD_DIR_ENV]: dir };
 }
 
-/** Writes `config(port)` to a file and starts the gateway on `runtime`; ready when /health/ready answers 200. */
+/**
+ * Writes `config(port)` to a file and starts the gateway on `runtime`, with the
+ * environment the container image sets (IMAGE_ENV: the default deployment,
+ * ADR-0017); ready when /health/ready answers 200.
+ */
 export async function startGateway(label: string, runtime: Runtime, config: (port: number) => object): Promise<StartedGateway> {
   const port = await freePort();
   const configFile = join(scratch(), `${label}.json`);
@@ -119,7 +124,12 @@ export async function startGateway(label: string, runtime: Runtime, config: (por
   const threadDir = join(scratch(), `${label}-threads`);
   mkdirSync(threadDir, { recursive: true });
   const { cmd, args } = gatewayCommand(runtime, configFile, port);
-  const server = await spawnServer(cmd, args, `http://127.0.0.1:${port}/health/ready`, { label, timeoutMs: GATEWAY_READY_TIMEOUT_MS, env: threadProbeEnv(threadDir), failOn: UWS_FALLBACK });
+  const server = await spawnServer(cmd, args, `http://127.0.0.1:${port}/health/ready`, {
+    label,
+    timeoutMs: GATEWAY_READY_TIMEOUT_MS,
+    env: { ...IMAGE_ENV, ...threadProbeEnv(threadDir) },
+    failOn: UWS_FALLBACK,
+  });
   return { server, port, threadDir };
 }
 

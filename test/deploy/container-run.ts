@@ -11,7 +11,7 @@
  *    in a private mount namespace where every filesystem is remounted
  *    read-only (readOnlyRootFilesystem), as UID/GID 65534 with no
  *    supplementary groups, no capabilities, no_new_privs, no HOME and an
- *    environment holding only MCP_GATEWAY_* settings plus the variables
+ *    environment holding only the image's (IMAGE_ENV) and MCP_GATEWAY_* settings plus the variables
  *    Kubernetes injects for a Service named mcp-gateway.
  * 4. `/health/live` answers 200, readiness turns 200, and a real `tools/call`
  *    goes through the demo Tool Service (started by this runner on 127.0.0.1).
@@ -26,6 +26,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { IMAGE_ENV } from './deployment-constants.js';
 
 const START_BOUND_MS = 60_000;
 /** The manifests' terminationGracePeriodSeconds: a pod that takes longer is SIGKILLed. */
@@ -181,7 +182,7 @@ async function main(): Promise<void> {
     execFileSync('chmod', ['-R', 'a-w', appDir, etcDir]);
     const env: Record<string, string> = {
       PATH: '/usr/local/bin:/usr/bin:/bin',
-      NODE_ENV: 'production',
+      ...IMAGE_ENV,
       APP_DIR: appDir,
       // Config from the environment on top of the file (the manifests' way).
       MCP_GATEWAY_SERVER_PORT: '0',

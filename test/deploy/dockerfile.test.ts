@@ -10,11 +10,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Copy, DockerfileParser, type Instruction } from 'dockerfile-ast';
+import { Copy, DockerfileParser, Env, type Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/shared/config/defaults.js';
-import { ADMIN_PORT, CONFIG_MOUNT_PATH } from './deployment-constants.js';
+import { ADMIN_PORT, CONFIG_MOUNT_PATH, IMAGE_ENV } from './deployment-constants.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -92,6 +92,11 @@ describe('Dockerfile', () => {
     expect(exposed).toContain(String(DEFAULTS.server.port));
     expect(exposed).toContain(String(ADMIN_PORT));
     expect(instructions.filter((i) => i.getKeyword() === 'HEALTHCHECK')).toEqual([]);
+  });
+
+  it('sets exactly the environment the bench and the container runner start the gateway with (IMAGE_ENV)', () => {
+    const env = inFinal('ENV').flatMap((i) => (i instanceof Env ? i.getProperties().map((p) => [p.getName(), p.getValue()]) : []));
+    expect(Object.fromEntries(env)).toEqual(IMAGE_ENV);
   });
 
   it('starts the CLI in exec form, reading the config file the manifests mount', () => {
