@@ -4,24 +4,17 @@
  * the size it states (`~N lines`) is still roughly true — a reason written
  * for 310 lines does not excuse 600.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from '../helpers/source-files.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Lines a module may have without stating a reason. */
 const PLAIN_LIMIT = 300;
 /** How far the stated size may lag behind the file before the reason must be re-read. */
 const STATED_SLACK = 1.2;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** The leading block comment of a module (its header), or ''. */
 function header(text: string): string {

@@ -13,6 +13,7 @@ import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { sourceFiles } from '../helpers/source-files.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VENDOR_SRC = join(ROOT, 'src', 'shared', 'vendor');
@@ -20,14 +21,6 @@ const VENDOR_DIST = join(ROOT, 'dist', 'src', 'shared', 'vendor');
 const BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 /** `import … from 'x'` / `export … from 'x'` (type-only ones too: they must go through the vendor module as well). */
 const FROM = /^\s*(?:import|export)\s[^;]*?\sfrom\s+'([^']+)'/gm;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 const specifiers = (text: string): string[] => [...text.matchAll(FROM)].map((m) => m[1] as string);
 /** The package a specifier belongs to: `typebox/compile` → `typebox`, `@scope/a/b` → `@scope/a`. */
