@@ -4,6 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
+import { IMAGE_NODE_FLAGS } from '../../test/deploy/deployment-constants.js';
 import type { Options } from './options.js';
 import { fromBench, type Runtime } from './servers.js';
 
@@ -51,5 +52,5 @@ function runtimesText(runtimes: Runtime[]): string {
 /** One paragraph: machine, runtimes, revision, knobs. */
 export function describe(o: Options, runtimes: Runtime[]): string {
   const m = machine(runtimes);
-  return `bench on node ${String(m['node'])}, ${runtimesText(runtimes)}; ${String(m['cores'])} cores (${String(m['cpu'])}), ${String(m['memoryGiB'])} GiB; gateway ${gitDescribe()}, production config (log level warn) and the image's environment (NODE_ENV=production, glibc malloc thresholds 128 KiB, ADR-0017); ${knobsText(o)}. Every server is its own process on 127.0.0.1; load from autocannon in the bench process.`;
+  return `bench on node ${String(m['node'])}, ${runtimesText(runtimes)}; ${String(m['cores'])} cores (${String(m['cpu'])}), ${String(m['memoryGiB'])} GiB; gateway ${gitDescribe()}, production config (log level warn) and the image's environment and node flags (NODE_ENV=production, glibc malloc thresholds 128 KiB, ADR-0017; ${IMAGE_NODE_FLAGS.join(' ')} for the main thread, ADR-0018); ${knobsText(o)}. Every server is its own process on 127.0.0.1; load from autocannon in the bench process.`;
 }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, scratch, spawnServer, type SpawnedServer } from '../harness.js';
-import { IMAGE_ENV } from '../../test/deploy/deployment-constants.js';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS } from '../../test/deploy/deployment-constants.js';
 import { THREAD_DIR_ENV } from './threads.js';
 
 const BASELINE_READY_TIMEOUT_MS = 10_000;
@@ -83,13 +83,13 @@ export function gatewayConfig(
   };
 }
 
-/** The gateway's command on `runtime`, or BENCH_GATEWAY_CMD split on whitespace with placeholders filled. */
+/** The gateway's command on `runtime` with the image's node flags (IMAGE_NODE_FLAGS), or BENCH_GATEWAY_CMD (which brings its own flags) split on whitespace with placeholders filled. */
 function gatewayCommand(runtime: Runtime, configFile: string, port: number): { cmd: string; args: string[] } {
   const override = process.env['BENCH_GATEWAY_CMD'];
   if (override === undefined || override.trim() === '') {
     const cli = fromBench('../src/main/cli.js');
     if (!existsSync(cli)) throw new Error(`gateway not built (${cli} missing): run npm run build`);
-    return { cmd: runtime.node, args: [cli, '--config', configFile] };
+    return { cmd: runtime.node, args: [...IMAGE_NODE_FLAGS, cli, '--config', configFile] };
   }
   const parts = override
     .trim()
@@ -114,8 +114,8 @@ function threadProbeEnv(dir: string): Record<string, string> {
 
 /**
  * Writes `config(port)` to a file and starts the gateway on `runtime`, with the
- * environment the container image sets (IMAGE_ENV: the default deployment,
- * ADR-0017); ready when /health/ready answers 200.
+ * environment and node flags the container image sets (IMAGE_ENV, IMAGE_NODE_FLAGS: the default deployment,
+ * ADR-0017, ADR-0018); ready when /health/ready answers 200.
  */
 export async function startGateway(label: string, runtime: Runtime, config: (port: number) => object): Promise<StartedGateway> {
   const port = await freePort();

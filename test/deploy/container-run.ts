@@ -7,7 +7,8 @@
  * 2. Unpack it and `npm ci --omit=dev --ignore-scripts` with the repository's
  *    lockfile, as the image's prod-deps stage does; no dev dependency may land.
  * 3. Make the app and the config file read-only (`chmod -R a-w`), then start
- *    `node dist/src/main/cli.js --config <file>` (the image's ENTRYPOINT + CMD)
+ *    `node --max-semi-space-size=1 dist/src/main/cli.js --config <file>` (the image's
+ *    ENTRYPOINT + CMD, IMAGE_NODE_FLAGS)
  *    in a private mount namespace where every filesystem is remounted
  *    read-only (readOnlyRootFilesystem), as UID/GID 65534 with no
  *    supplementary groups, no capabilities, no_new_privs, no HOME and an
@@ -26,7 +27,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { IMAGE_ENV } from './deployment-constants.js';
+import { IMAGE_ENV, IMAGE_NODE_FLAGS } from './deployment-constants.js';
 
 const START_BOUND_MS = 60_000;
 /** The manifests' terminationGracePeriodSeconds: a pod that takes longer is SIGKILLed. */
@@ -196,7 +197,7 @@ async function main(): Promise<void> {
       MCP_GATEWAY_PORT_8080_TCP_PORT: '8080',
       MCP_GATEWAY_PORT_8080_TCP_ADDR: '10.96.0.12',
     };
-    const argv = [process.execPath, join(appDir, 'dist', 'src', 'main', 'cli.js'), '--config', configFile];
+    const argv = [process.execPath, ...IMAGE_NODE_FLAGS, join(appDir, 'dist', 'src', 'main', 'cli.js'), '--config', configFile];
     const out: Output = { stdout: '', stderr: '' };
     gateway = spawn('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', LAUNCHER, 'launcher', ...argv], {
       cwd: appDir,

@@ -35,3 +35,14 @@ export const IMAGE_ENV = {
   MALLOC_TRIM_THRESHOLD_: '131072',
   MALLOC_MMAP_THRESHOLD_: '131072',
 } as const;
+
+/**
+ * The node flags of the image's ENTRYPOINT (and `npm start`), which the
+ * container runner and the bench's gateway rows use too. The main thread
+ * (acceptor 0) is out of `resourceLimits`' reach, so its young generation is
+ * V8's `--max-semi-space-size`: 1 MB semi-spaces instead of V8's 16 (Node 20)
+ * or 32 (Node 24), which a main thread under load grows into and keeps. The
+ * gateway unsets the flag before it creates each worker, so the workers get
+ * `workers.maxYoungGenerationSizeMb` (src/main/worker-limits.ts, ADR-0018).
+ */
+export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=1'] as const;

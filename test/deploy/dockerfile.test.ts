@@ -14,7 +14,7 @@ import { Copy, DockerfileParser, Env, type Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/shared/config/defaults.js';
-import { ADMIN_PORT, CONFIG_MOUNT_PATH, IMAGE_ENV } from './deployment-constants.js';
+import { ADMIN_PORT, CONFIG_MOUNT_PATH, IMAGE_ENV, IMAGE_NODE_FLAGS } from './deployment-constants.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -99,10 +99,16 @@ describe('Dockerfile', () => {
     expect(Object.fromEntries(env)).toEqual(IMAGE_ENV);
   });
 
-  it('starts the CLI in exec form, reading the config file the manifests mount', () => {
-    expect(inFinal('ENTRYPOINT').map((i) => i.getRawArgumentsContent())).toEqual(['["node", "dist/src/main/cli.js"]']);
+  it('starts the CLI in exec form with the node flags the bench and the container runner use (IMAGE_NODE_FLAGS), reading the config file the manifests mount', () => {
+    const entrypoint = ['node', ...IMAGE_NODE_FLAGS, 'dist/src/main/cli.js'].map((a) => JSON.stringify(a)).join(', ');
+    expect(inFinal('ENTRYPOINT').map((i) => i.getRawArgumentsContent())).toEqual([`[${entrypoint}]`]);
     expect(existsSync(join(ROOT, 'dist', 'src', 'main', 'cli.js'))).toBe(true);
     expect(inFinal('CMD').map((i) => i.getRawArgumentsContent())).toEqual([`["--config", "${CONFIG_MOUNT_PATH}"]`]);
+  });
+
+  it('npm start runs node with the same flags as the image (IMAGE_NODE_FLAGS)', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts['start']).toBe(`exec node ${IMAGE_NODE_FLAGS.join(' ')} dist/examples/demo.js`);
   });
 
   it('builds from an allow-listed context (.dockerignore) that holds what the build stage copies', () => {

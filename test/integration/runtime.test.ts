@@ -201,8 +201,16 @@ describe('server.maxHeaderBytes (default 16 KiB)', () => {
 });
 
 describe('workers.maxYoungGenerationSizeMb', () => {
-  /** Starts the CLI with the memory probe preloaded, and returns each worker thread's `resourceLimits.maxYoungGenerationSizeMb`. */
-  async function workerYoungGenerations(setting: string | null): Promise<Array<{ kind: string; mb: number | undefined }>> {
+  interface ThreadHeap {
+    kind: string;
+    /** The worker's `resourceLimits.maxYoungGenerationSizeMb` (what it was given). */
+    mb: number | undefined;
+    /** V8's `heap_size_limit`: old generation + 2 semi-spaces, so it tells the semi-space the heap was really created with. */
+    heapSizeLimit: number;
+  }
+
+  /** Starts the CLI with the memory probe preloaded (plus `nodeFlags`), and returns each thread's young-generation setting and heap limit. */
+  async function threadHeaps(setting: string | null, nodeFlags: string[] = []): Promise<ThreadHeap[]> {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-young-'));
     const out = join(dir, 'probe.json');
     const env: Record<string, string> = {
@@ -214,7 +222,7 @@ describe('workers.maxYoungGenerationSizeMb', () => {
       MEMORY_PROBE_OUT: out,
     };
     if (setting !== null) env['MCP_GATEWAY_WORKERS_MAX_YOUNG_GENERATION_SIZE_MB'] = setting;
-    const { child, output, exited } = startCli(env, ['--import', MEMORY_PROBE]);
+    const { child, output, exited } = startCli(env, [...nodeFlags, '--import', MEMORY_PROBE]);
     try {
       const deadline = Date.now() + 20_000;
       while (!output().stdout.includes('"initial catalog load finished"') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -229,8 +237,8 @@ describe('workers.maxYoungGenerationSizeMb', () => {
           // not written yet
         }
       }
-      const report = JSON.parse(text) as { threads: Array<{ kind: string; resourceLimits: { maxYoungGenerationSizeMb?: number } }> };
-      return report.threads.filter((t) => t.kind !== 'main').map((t) => ({ kind: t.kind, mb: t.resourceLimits.maxYoungGenerationSizeMb }));
+      const report = JSON.parse(text) as { threads: Array<{ kind: string; heapSizeLimit: number; resourceLimits: { maxYoungGenerationSizeMb?: number } }> };
+      return report.threads.map((t) => ({ kind: t.kind, mb: t.resourceLimits.maxYoungGenerationSizeMb, heapSizeLimit: t.heapSizeLimit }));
     } finally {
       child.kill('SIGTERM');
       await within(exited, child, 20_000);
@@ -238,13 +246,29 @@ describe('workers.maxYoungGenerationSizeMb', () => {
     }
   }
 
-  it('gives the shard and extra acceptor threads the configured young generation (24 MB by default, 48 when set) and the refresh worker at most 8 MB', async () => {
+  /** The worker threads' settings (the main thread has no `resourceLimits`). */
+  async function workerYoungGenerations(setting: string | null): Promise<Array<{ kind: string; mb: number | undefined }>> {
+    return (await threadHeaps(setting)).filter((t) => t.kind !== 'main').map(({ kind, mb }) => ({ kind, mb }));
+  }
+
+  it('gives the shard and extra acceptor threads the configured young generation (3 MB by default, 48 when set) and the refresh worker at most 8 MB', async () => {
     const byDefault = await workerYoungGenerations(null);
     expect(byDefault.map((t) => t.kind).sort()).toEqual(['acceptor', 'refresh', 'shard']);
-    for (const t of byDefault) expect(t.mb, t.kind).toBe(t.kind === 'refresh' ? 8 : 24);
+    for (const t of byDefault) expect(t.mb, t.kind).toBe(3);
     for (const t of await workerYoungGenerations('48')) expect(t.mb, t.kind).toBe(t.kind === 'refresh' ? 8 : 48);
     // Below the refresh cap the setting applies to the refresh worker too.
     for (const t of await workerYoungGenerations('4')) expect(t.mb, t.kind).toBe(4);
+  });
+
+  it('--max-semi-space-size on the node command line sizes the main thread only: every worker is created with its own setting (ADR-0018)', async () => {
+    const plain = await threadHeaps('24');
+    const flagged = await threadHeaps('24', ['--max-semi-space-size=1']);
+    const limit = (threads: ThreadHeap[], kind: string): number | undefined => threads.find((t) => t.kind === kind)?.heapSizeLimit;
+    expect(flagged.map((t) => t.kind).sort()).toEqual(['acceptor', 'main', 'refresh', 'shard']);
+    // The flag took effect where it should: the main heap's two semi-spaces shrank to 1 MB each.
+    expect(limit(flagged, 'main')).toBeLessThan(limit(plain, 'main') ?? 0);
+    // V8 prefers the process-wide flag to a worker's resourceLimits; the gateway unsets it before each worker.
+    for (const kind of ['shard', 'acceptor', 'refresh']) expect(limit(flagged, kind), kind).toBe(limit(plain, kind));
   });
 
   it('0 leaves V8 its own default (what a worker gets without resourceLimits on this Node: 48 on Node 20, more on Node 24)', async () => {

@@ -33,7 +33,7 @@ export const DEFAULTS: GatewayConfig = {
     maxPendingCallsPerShard: 10_000,
     channelRingBytes: 256 * 1024,
     maxChannelBacklogBytes: 16 * 1024 * 1024,
-    maxYoungGenerationSizeMb: 24,
+    maxYoungGenerationSizeMb: 3,
   },
   catalog: {
     source: 'static',

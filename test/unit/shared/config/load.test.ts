@@ -71,7 +71,7 @@ describe('loadConfig files', () => {
   it('reads JSON given with --config=', () => {
     const file = tempFile(JSON.stringify({ workers: { shards: 3, acceptors: 2 } }), 'json');
     const config = loadConfig({ argv: [`--config=${file}`], env: {} });
-    expect(config.workers).toEqual({ shards: 3, acceptors: 2, maxPendingCallsPerShard: 10_000, channelRingBytes: 262144, maxChannelBacklogBytes: 16777216, maxYoungGenerationSizeMb: 24 });
+    expect(config.workers).toEqual({ shards: 3, acceptors: 2, maxPendingCallsPerShard: 10_000, channelRingBytes: 262144, maxChannelBacklogBytes: 16777216, maxYoungGenerationSizeMb: 3 });
   });
 
   it('reads the file named by MCP_GATEWAY_CONFIG', () => {
