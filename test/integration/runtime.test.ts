@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MemoryReport } from '../../bench/memory-probe.js';
 import { loadedUwsBuild } from '../../dist/src/main/uws.js';
 import { manifestFor, startFixtureToolService, type FixtureToolService } from '../fixtures/tool-service.js';
 import { mcpPost, rpc, startTestGateway, type Gateway } from '../helpers/gateway.js';
@@ -237,8 +238,8 @@ describe('workers.maxYoungGenerationSizeMb', () => {
           // not written yet
         }
       }
-      const report = JSON.parse(text) as { threads: Array<{ kind: string; heapSizeLimit: number; resourceLimits: { maxYoungGenerationSizeMb?: number } }> };
-      return report.threads.map((t) => ({ kind: t.kind, mb: t.resourceLimits.maxYoungGenerationSizeMb, heapSizeLimit: t.heapSizeLimit }));
+      const report = JSON.parse(text) as MemoryReport;
+      return report.threads.map((t) => ({ kind: t.kind, mb: t.resourceLimits['maxYoungGenerationSizeMb'], heapSizeLimit: t.heapSizeLimit }));
     } finally {
       child.kill('SIGTERM');
       await within(exited, child, 20_000);
