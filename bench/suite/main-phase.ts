@@ -36,6 +36,14 @@ const GATEWAY_WORKLOADS: WorkloadId[] = ['list5', 'list50', 'list50-modern', 'li
 const AUTH_WORKLOADS: WorkloadId[] = ['list50-auth', 'list50-jwt', 'call-auth', 'call-jwt'];
 /** Server key of the gateway the auth rows run on. */
 const AUTH_KEY = 'gateway-auth';
+/**
+ * The floor of tools/call on this machine (bench/floor-gateway.ts): the issue's prototypes of the two shapes,
+ * with nothing but the forwarding — what any gateway of each shape costs here before it validates anything.
+ */
+const FLOORS: Array<{ kind: ServerKind; mode: 'inline' | 'sharded'; name: string }> = [
+  { kind: 'floor-inline', mode: 'inline', name: 'floor: one thread, lean client' },
+  { kind: 'floor-sharded', mode: 'sharded', name: 'floor: acceptor + shard, rings, lean client' },
+];
 
 /** A server of this phase and how its rows are named. */
 interface Entry<S extends Started = Started> {
@@ -66,7 +74,9 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   const primary = runtimes[0];
   if (primary === undefined) throw new Error('no runtime');
   const wantCall = wanted.has('call');
-  console.log(`\nstarting servers (echo Tool Service, bare uWS ×3${wantCall ? ', inline gateway, SDK server' : ''}, gateway) on ${runtimes.map((r) => `node ${r.version}`).join(' and ')}…`);
+  console.log(
+    `\nstarting servers (echo Tool Service, bare uWS ×3${wantCall ? ', inline gateway, floor gateways ×2, SDK server' : ''}, gateway) on ${runtimes.map((r) => `node ${r.version}`).join(' and ')}…`,
+  );
   const [echo, bare0, bare5, bare50] = await Promise.all([
     startNodeServer('echo-tool-service', 'echo-tool-service.js', ['--tools', '50'], primary),
     startNodeServer('bare-uws-0', 'bare-uws.js', ['--tools', '0'], primary),
@@ -102,6 +112,10 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     if (!wantCall) continue;
     const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
     if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
+    for (const f of FLOORS) {
+      const started = await tryStart(state, `${f.kind}${suffix}`, ['call'], () => startNodeServer(`${f.kind}${suffix}`, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
+      if (started !== undefined) comparators.push({ started, kind: f.kind, key: `${f.kind}${suffix}`, name: `${f.name}${runtime.tag}`, runtime });
+    }
   }
   if (wantCall) {
     // The one tool the row calls. Its per-request cost is the SDK's per-server set-up (a new Ajv per

@@ -13,7 +13,7 @@ import { readThreadReports, splitCpu, taskTimes, type ThreadGroupCpu, type Threa
 /** baseline: what ratios divide by; reference: a comparator with its own ratios; gateway: what is judged. */
 export type Role = 'baseline' | 'reference' | 'gateway';
 /** Which server a row measures; ratios look comparators up by kind. */
-export type ServerKind = 'bare' | 'echo' | 'inline' | 'sdk' | 'gateway';
+export type ServerKind = 'bare' | 'echo' | 'inline' | 'floor-inline' | 'floor-sharded' | 'sdk' | 'gateway';
 
 const RSS_SAMPLE_MS = 100;
 

@@ -78,6 +78,32 @@ describe('tools/call comparators', () => {
     const sdkUnknown = await send(`${sdk}/mcp`, unknown);
     expect(checkGatewayCall(sdkUnknown)).toBeDefined();
   });
+
+  it('both floor gateways forward the echo tool, with more calls in flight than connections, and keep serving after the Tool Service closed their connections', async () => {
+    const echoPort = await freePort();
+    const echoArgs = [bench('echo-tool-service.js'), '--port', String(echoPort), '--tools', '50'];
+    const echo = await spawnServer(process.execPath, echoArgs, LISTENING, { timeoutMs: 15_000 });
+    const upstream = ['--upstream', `http://127.0.0.1:${echoPort}`, '--connections', '2', '--tools', '50'];
+    const floors = await Promise.all(['inline', 'sharded'].map((mode) => start('floor-gateway.js', ['--mode', mode, ...upstream])));
+    const call = { method: 'POST', headers: MCP_HEADERS, body: echoCallBodies().mcp };
+    for (const server of floors) {
+      // 8 at once over 2 connections: the wait queue hands each freed connection to the next call.
+      const answers = await Promise.all(Array.from({ length: 8 }, () => send(`${server}/mcp`, call)));
+      for (const answer of answers) expect(checkGatewayCall(answer), `${server}: ${answer.text}`).toBeUndefined();
+      const unknown = await send(`${server}/mcp`, { ...call, body: rpc('tools/call', { name: 'no_such_tool', arguments: {} }) });
+      expect((unknown.json as { error?: { code?: number } }).error?.code).toBe(-32602);
+    }
+    // A Tool Service closes idle keep-alive connections (uWS after 10 s; here by restarting it): a floor that
+    // kept a closed connection in its pool would never answer again.
+    await echo.kill();
+    await spawnServer(process.execPath, echoArgs, LISTENING, { timeoutMs: 15_000 });
+    for (const server of floors) {
+      await eventually(async () => {
+        const answer = await send(`${server}/mcp`, call);
+        expect(checkGatewayCall(answer), `${server}: ${answer.text}`).toBeUndefined();
+      });
+    }
+  });
 });
 
 describe('flapping Tool Service', () => {
