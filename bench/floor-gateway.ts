@@ -13,7 +13,7 @@
  *  - `sharded`: the same, with everything after the parse on one worker
  *               thread, reached through the gateway's own shared-memory rings
  *               (src/shared/threads/ring.ts; one ring each way, `Atomics`
- *               notify on empty → non-empty): the acceptor sends
+ *               notify on empty → non-empty; bench/floor-shard-worker.ts): the acceptor sends
  *               `[callId][tool][argument bytes]`, the worker answers
  *               `[callId][status][body]`, the acceptor writes the envelope.
  *
@@ -25,167 +25,17 @@
  * --upstream URL [--tools N] [--connections C] [--host H]`. Prints
  * `listening <port>` once accepting; serves `POST /mcp`.
  */
-import { connect, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { HttpResponse } from 'uWebSockets.js';
 import { argumentsBytes } from '../src/shared/protocol/arguments-span.js';
-import { createRing, RingReader, RingWriter, type RingMemory } from '../src/shared/threads/ring.js';
+import { createRing, RingReader, RingWriter } from '../src/shared/threads/ring.js';
 import type { Manifest } from './catalog.js';
+import { LeanPool, requestBytes, toolRequests, toolSpecs, type FloorWorkerInput, type ToolRequest } from './floor-client.js';
 
 const FLOOR_MODES = ['inline', 'sharded'] as const;
 type FloorMode = (typeof FLOOR_MODES)[number];
 const RING_BYTES = 1024 * 1024;
-const HEAD_END = Buffer.from('\r\n\r\n');
-const LENGTH_FIELD = Buffer.from('content-length:');
-
-/** One tool's request, all but the content-length and the arguments (strings: it crosses to the worker by structured clone). */
-interface ToolSpec {
-  head: string;
-  prefix: string;
-}
-
-/** A {@link ToolSpec} with its body prefix encoded once. */
-interface ToolRequest {
-  head: string;
-  prefix: Buffer;
-}
-
-interface WorkerInput {
-  upstream: string;
-  connections: number;
-  tools: ToolSpec[];
-  toWorker: RingMemory;
-  toAcceptor: RingMemory;
-}
-
-type Answer = (status: number, body: Buffer) => void;
-
-function toolSpecs(upstream: URL, manifest: Manifest): ToolSpec[] {
-  return manifest.tools.map((t) => ({
-    head: `POST ${t.execution.path} HTTP/1.1\r\nhost: ${upstream.host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: `,
-    prefix: `{"name":${JSON.stringify(t.name)},"version":${JSON.stringify(t.version)},"arguments":`,
-  }));
-}
-
-const toolRequests = (specs: ToolSpec[]): ToolRequest[] => specs.map((t) => ({ head: t.head, prefix: Buffer.from(t.prefix) }));
-
-/** The request for `tool` with `args` spliced in: one buffer, one write. */
-function requestBytes(tool: ToolRequest, args: Uint8Array): Buffer {
-  const bodyLength = tool.prefix.length + args.length + 1;
-  const head = `${tool.head}${bodyLength}\r\n\r\n`;
-  const out = Buffer.allocUnsafe(head.length + bodyLength);
-  let o = out.write(head, 0, 'latin1');
-  o += tool.prefix.copy(out, o);
-  out.set(args, o);
-  out[o + args.length] = 0x7d; // }
-  return out;
-}
-
-/** A keep-alive HTTP/1.1 connection: one request at a time, answers framed by Content-Length only. */
-class LeanConnection {
-  private pending: Buffer | null = null;
-  private answer: Answer | null = null;
-
-  constructor(
-    private readonly socket: Socket,
-    private readonly release: (c: LeanConnection) => void,
-    private readonly forget: (c: LeanConnection) => void,
-  ) {
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', () => undefined); // 'close' follows
-    // The Tool Service closes idle keep-alive connections: drop this one from the pool, fail its call if any.
-    socket.on('close', () => {
-      this.forget(this);
-      const answer = this.answer;
-      this.answer = null;
-      answer?.(502, Buffer.from('{}'));
-    });
-  }
-
-  send(request: Buffer, answer: Answer): void {
-    this.answer = answer;
-    this.socket.write(request);
-  }
-
-  private onData(chunk: Buffer): void {
-    const buf = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
-    const headEnd = buf.indexOf(HEAD_END);
-    if (headEnd < 0) {
-      this.pending = buf;
-      return;
-    }
-    const lengthAt = buf.subarray(0, headEnd).toString('latin1').toLowerCase().indexOf(LENGTH_FIELD.toString('latin1'));
-    const length = lengthAt < 0 ? 0 : Number.parseInt(buf.toString('latin1', lengthAt + LENGTH_FIELD.length, headEnd), 10);
-    const bodyStart = headEnd + HEAD_END.length;
-    if (buf.length < bodyStart + length) {
-      this.pending = buf;
-      return;
-    }
-    this.pending = null;
-    const status = Number.parseInt(buf.toString('latin1', 9, 12), 10);
-    const answer = this.answer;
-    this.answer = null;
-    this.release(this);
-    answer?.(status, buf.subarray(bodyStart, bodyStart + length));
-  }
-}
-
-/** At most `size` connections to one origin, FIFO wait when all are busy. */
-class LeanPool {
-  private readonly idle: LeanConnection[] = [];
-  private readonly waiting: Array<{ request: Buffer; answer: Answer }> = [];
-  private open = 0;
-
-  constructor(
-    private readonly origin: URL,
-    private readonly size: number,
-  ) {}
-
-  call(request: Buffer, answer: Answer): void {
-    const c = this.idle.pop();
-    if (c !== undefined) c.send(request, answer);
-    else if (this.open < this.size) {
-      this.open++;
-      new LeanConnection(connect(Number(this.origin.port), this.origin.hostname), this.released, this.forgotten).send(request, answer);
-    } else this.waiting.push({ request, answer });
-  }
-
-  private readonly forgotten = (c: LeanConnection): void => {
-    this.open--;
-    const i = this.idle.indexOf(c);
-    if (i >= 0) this.idle.splice(i, 1);
-  };
-
-  private readonly released = (c: LeanConnection): void => {
-    const next = this.waiting.shift();
-    if (next !== undefined) c.send(next.request, next.answer);
-    else this.idle.push(c);
-  };
-}
-
-/** The worker of `sharded`: call frames in, result frames out. */
-function runWorker(input: WorkerInput): void {
-  const pool = new LeanPool(new URL(input.upstream), input.connections);
-  const tools = toolRequests(input.tools);
-  const writer = new RingWriter(input.toAcceptor, { maxBacklogBytes: Number.POSITIVE_INFINITY });
-  new RingReader(input.toWorker, (buf, offset, length) => {
-    const callId = buf.readUInt32LE(offset);
-    const tool = tools[buf.readUInt32LE(offset + 4)] as ToolRequest;
-    // The ring's bytes are valid only during this callback: requestBytes copies them.
-    pool.call(requestBytes(tool, buf.subarray(offset + 8, offset + length)), (status, body) => {
-      const at = writer.reserve(8 + body.length);
-      writer.buf.writeUInt32LE(callId, at);
-      writer.buf.writeUInt32LE(status, at + 4);
-      body.copy(writer.buf, at + 8);
-      writer.commit();
-    });
-  });
-  // A pending Atomics.waitAsync does not keep a worker alive; a port listener does.
-  parentPort?.on('message', () => undefined);
-  parentPort?.postMessage('ready');
-}
 
 /** The JSON-RPC answer around the Tool Service's body (or a gateway error). */
 function envelope(idText: string, status: number, body: Uint8Array): string {
@@ -230,8 +80,8 @@ async function runServer(): Promise<void> {
     const tools = toolRequests(specs);
     forward = (p, tool, args) => pool.call(requestBytes(tools[tool] as ToolRequest, args), (status, body) => reply(p, envelope(p.idText, status, body)));
   } else {
-    const input: WorkerInput = { upstream: values.upstream, connections, tools: specs, toWorker: createRing(RING_BYTES), toAcceptor: createRing(RING_BYTES) };
-    const worker = new Worker(new URL(import.meta.url), { workerData: input });
+    const input: FloorWorkerInput = { upstream: values.upstream, connections, tools: specs, toWorker: createRing(RING_BYTES), toAcceptor: createRing(RING_BYTES) };
+    const worker = new Worker(new URL('./floor-shard-worker.js', import.meta.url), { workerData: input, name: 'floor-shard' });
     await new Promise((resolve) => worker.once('message', resolve));
     // Calls in flight by id: a slot table, no Map.
     const slots: Array<Pending | null> = [];
@@ -288,5 +138,4 @@ async function runServer(): Promise<void> {
   listenUntilSignal(app, values.host, Number(values.port));
 }
 
-if (isMainThread) await runServer();
-else runWorker(workerData as WorkerInput);
+await runServer();

@@ -13,7 +13,7 @@ import { recordIdleRss, probeTargets, runInterleaved, type Role, type RunState, 
 import type { Options } from './options.js';
 import { benchAuth, JWT_ROUTE, KEY_ROUTE, VARIANT_NOTE, type BenchAuth } from './auth.js';
 import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, checkModernCall, checkModernList, checkStatus, probeOne, send, type Check } from './probes.js';
-import { gatewayConfig, startGateway, startNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
+import { gatewayConfig, startGateway, startNodeServer, startProbedNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
 import { readThreadReports } from './threads.js';
 import {
   echoCallBodies,
@@ -100,6 +100,8 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   const gateways: Array<Entry<StartedGateway>> = [];
   let authGateway: Entry<StartedGateway> | undefined;
   const comparators: Entry[] = [];
+  // The floors' CPU is split by thread (acceptor, shard) like the gateway's, to set their threads side by side.
+  const floorThreads = new Map<string, string>();
   for (const [i, runtime] of runtimes.entries()) {
     const suffix = i === 0 ? '' : `-${i + 1}`;
     const key = `gateway${suffix}`;
@@ -113,8 +115,11 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
     if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
     for (const f of FLOORS) {
-      const started = await tryStart(state, `${f.kind}${suffix}`, ['call'], () => startNodeServer(`${f.kind}${suffix}`, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
-      if (started !== undefined) comparators.push({ started, kind: f.kind, key: `${f.kind}${suffix}`, name: `${f.name}${runtime.tag}`, runtime });
+      const key = `${f.kind}${suffix}`;
+      const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
+      if (started === undefined) continue;
+      comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
+      floorThreads.set(key, started.threadDir);
     }
   }
   if (wantCall) {
@@ -179,7 +184,10 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     add({ workload: 'list50', role: 'baseline', entry: baseEntry(bare50, 'bare', 'bare-50', 'bare uWS'), url: local(bare50, '/mcp/bench'), body: listBody, check: checkList(toolNames(50)) });
   if (wantCall) {
     add({ workload: 'call', role: 'baseline', entry: baseEntry(echo, 'echo', 'echo', 'echo Tool Service direct'), url: local(echo, call.path), body: call.direct, check: checkDirectCall });
-    for (const c of comparators) add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true });
+    for (const c of comparators) {
+      const threadDir = floorThreads.get(c.key);
+      add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true, ...(threadDir !== undefined ? { threadDir } : {}) });
+    }
   }
   if (wanted.has('initialize'))
     add({ workload: 'initialize', role: 'baseline', entry: baseEntry(bare0, 'bare', 'bare-0', 'bare uWS'), url: local(bare0, '/mcp/init'), body: initBody, check: checkAnyJson });

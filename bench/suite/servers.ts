@@ -142,6 +142,19 @@ export async function startNodeServer(label: string, script: string, args: strin
   return { server, port };
 }
 
+/** {@link startNodeServer} with the thread probe preloaded, for a comparator whose CPU is split by thread like the gateway's. */
+export async function startProbedNodeServer(label: string, script: string, args: string[], runtime: Runtime): Promise<Started & { threadDir: string }> {
+  const port = await freePort();
+  const threadDir = join(scratch(), `${label}-threads`);
+  mkdirSync(threadDir, { recursive: true });
+  const server = await spawnServer(runtime.node, [fromBench(script), '--port', String(port), ...args], LISTENING, {
+    label,
+    timeoutMs: BASELINE_READY_TIMEOUT_MS,
+    env: threadProbeEnv(threadDir),
+  });
+  return { server, port, threadDir };
+}
+
 /** Sum of every sample of a Prometheus counter in the gateway's /metrics (NaN if absent); bounded by 3 s. */
 export async function scrapeCounter(port: number, name: string): Promise<number> {
   try {
