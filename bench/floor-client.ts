@@ -10,7 +10,7 @@ import type { RingMemory } from '../src/shared/threads/ring.js';
 import type { Manifest } from './catalog.js';
 
 const HEAD_END = Buffer.from('\r\n\r\n');
-const LENGTH_FIELD = Buffer.from('content-length:');
+const LENGTH_FIELD = 'content-length:';
 
 /** One tool's request, all but the content-length and the arguments (strings: it crosses to the worker by structured clone). */
 export interface ToolSpec {
@@ -89,7 +89,7 @@ class LeanConnection {
       this.pending = buf;
       return;
     }
-    const lengthAt = buf.subarray(0, headEnd).toString('latin1').toLowerCase().indexOf(LENGTH_FIELD.toString('latin1'));
+    const lengthAt = buf.toString('latin1', 0, headEnd).toLowerCase().indexOf(LENGTH_FIELD);
     const length = lengthAt < 0 ? 0 : Number.parseInt(buf.toString('latin1', lengthAt + LENGTH_FIELD.length, headEnd), 10);
     const bodyStart = headEnd + HEAD_END.length;
     if (buf.length < bodyStart + length) {

@@ -100,8 +100,6 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   const gateways: Array<Entry<StartedGateway>> = [];
   let authGateway: Entry<StartedGateway> | undefined;
   const comparators: Entry[] = [];
-  // The floors' CPU is split by thread (acceptor, shard) like the gateway's, to set their threads side by side.
-  const floorThreads = new Map<string, string>();
   for (const [i, runtime] of runtimes.entries()) {
     const suffix = i === 0 ? '' : `-${i + 1}`;
     const key = `gateway${suffix}`;
@@ -117,9 +115,7 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
     for (const f of FLOORS) {
       const key = `${f.kind}${suffix}`;
       const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
-      if (started === undefined) continue;
-      comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
-      floorThreads.set(key, started.threadDir);
+      if (started !== undefined) comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
     }
   }
   if (wantCall) {
@@ -185,7 +181,8 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   if (wantCall) {
     add({ workload: 'call', role: 'baseline', entry: baseEntry(echo, 'echo', 'echo', 'echo Tool Service direct'), url: local(echo, call.path), body: call.direct, check: checkDirectCall });
     for (const c of comparators) {
-      const threadDir = floorThreads.get(c.key);
+      // The floors run with the thread probe: their CPU is split by thread (acceptor, shard) like the gateway's.
+      const threadDir = 'threadDir' in c.started && typeof c.started.threadDir === 'string' ? c.started.threadDir : undefined;
       add({ workload: 'call', role: 'reference', entry: c, url: local(c.started, '/mcp'), body: call.mcp, check: checkGatewayCall, upstream: true, ...(threadDir !== undefined ? { threadDir } : {}) });
     }
   }

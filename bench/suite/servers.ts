@@ -112,6 +112,13 @@ function threadProbeEnv(dir: string): Record<string, string> {
   return { NODE_OPTIONS: `${inherited} --import=${probe}`.trim(), [THREAD_DIR_ENV]: dir };
 }
 
+/** A fresh folder for the thread probe's reports of the server `label`. */
+function threadDirFor(label: string): string {
+  const dir = join(scratch(), `${label}-threads`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /**
  * Writes `config(port)` to a file and starts the gateway on `runtime`, with the
  * environment and node flags the container image sets (IMAGE_ENV, IMAGE_NODE_FLAGS: the default deployment,
@@ -121,8 +128,7 @@ export async function startGateway(label: string, runtime: Runtime, config: (por
   const port = await freePort();
   const configFile = join(scratch(), `${label}.json`);
   writeFileSync(configFile, JSON.stringify(config(port), null, 2));
-  const threadDir = join(scratch(), `${label}-threads`);
-  mkdirSync(threadDir, { recursive: true });
+  const threadDir = threadDirFor(label);
   const { cmd, args } = gatewayCommand(runtime, configFile, port);
   const server = await spawnServer(cmd, args, `http://127.0.0.1:${port}/health/ready`, {
     label,
@@ -136,23 +142,16 @@ export async function startGateway(label: string, runtime: Runtime, config: (por
 const LISTENING = /^listening (\d+)$/m;
 
 /** Starts one of the bench's Node servers (`dist/bench/<script>`) on `runtime`; ready when it prints `listening <port>`. */
-export async function startNodeServer(label: string, script: string, args: string[], runtime: Runtime): Promise<Started> {
+export async function startNodeServer(label: string, script: string, args: string[], runtime: Runtime, env: Record<string, string> = {}): Promise<Started> {
   const port = await freePort();
-  const server = await spawnServer(runtime.node, [fromBench(script), '--port', String(port), ...args], LISTENING, { label, timeoutMs: BASELINE_READY_TIMEOUT_MS });
+  const server = await spawnServer(runtime.node, [fromBench(script), '--port', String(port), ...args], LISTENING, { label, timeoutMs: BASELINE_READY_TIMEOUT_MS, env });
   return { server, port };
 }
 
 /** {@link startNodeServer} with the thread probe preloaded, for a comparator whose CPU is split by thread like the gateway's. */
 export async function startProbedNodeServer(label: string, script: string, args: string[], runtime: Runtime): Promise<Started & { threadDir: string }> {
-  const port = await freePort();
-  const threadDir = join(scratch(), `${label}-threads`);
-  mkdirSync(threadDir, { recursive: true });
-  const server = await spawnServer(runtime.node, [fromBench(script), '--port', String(port), ...args], LISTENING, {
-    label,
-    timeoutMs: BASELINE_READY_TIMEOUT_MS,
-    env: threadProbeEnv(threadDir),
-  });
-  return { server, port, threadDir };
+  const threadDir = threadDirFor(label);
+  return { ...(await startNodeServer(label, script, args, runtime, threadProbeEnv(threadDir))), threadDir };
 }
 
 /** Sum of every sample of a Prometheus counter in the gateway's /metrics (NaN if absent); bounded by 3 s. */
