@@ -13,7 +13,9 @@
  *
  * JWKS from a URL: jose's remote set (cached `jwksCacheMaxAgeMs`, an
  * unknown `kid` refetches at most once per `jwksCooldownMs`), fetched with
- * undici so a private CA (`jwksCaFile`) can be given. Every acceptor thread
+ * undici so a private CA (`jwksCaFile`) can be given — undici loaded by the
+ * first fetch, not at start: its bundle costs each thread that loads it
+ * ~10 MB of RSS (ADR-0020), and only a remote JWKS needs it. Every acceptor thread
  * has its own set: a replica fetches at most `acceptors` times per max-age
  * period in steady state, plus at most `acceptors` times per cooldown while
  * unknown `kid`s arrive. JWKS from a file: re-read when the file changes.
@@ -21,11 +23,16 @@
 import assert from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey } from '../../shared/vendor/jose.js';
-import { Agent, fetch as undiciFetch } from '../../shared/vendor/undici.js';
+import type { Agent } from '../../shared/vendor/undici.js';
 import type { InvalidCredential } from '../../shared/auth/challenge.js';
 import { JWT_DEFAULTS, type JwtProviderConfig } from '../../shared/auth/config-schema.js';
 import { scopesOf, type Principal } from '../../shared/auth/policy.js';
 import { WatchedFile, type SecretProblem } from '../../shared/auth/secret-source.js';
+
+type Undici = typeof import('../../shared/vendor/undici.js');
+let undici: Promise<Undici> | null = null;
+/** The undici module, imported once per thread by the first JWKS fetch. */
+const loadUndici = (): Promise<Undici> => (undici ??= import('../../shared/vendor/undici.js'));
 
 /** Outcome of a first-sight verification. */
 export type JwtResult =
@@ -70,7 +77,8 @@ function invalidReason(err: unknown): InvalidCredential | undefined {
 export class JwtVerifier {
   private readonly keys: JWTVerifyGetKey;
   private readonly file: WatchedFile<JWTVerifyGetKey> | null = null;
-  private readonly agent: Agent | null = null;
+  /** With `jwksCaFile`: the agent that trusts its CA, made by the first fetch. */
+  private agent: Agent | null = null;
   private readonly clockTolerance: number;
 
   constructor(
@@ -89,20 +97,22 @@ export class JwtVerifier {
     }
     assert(config.jwksUrl !== undefined, 'a JWT provider has exactly one of jwksUrl and jwksFile (config-schema.ts validates it)');
     const url = new URL(config.jwksUrl);
-    const agent = config.jwksCaFile !== undefined ? new Agent({ connect: { ca: readFileSync(config.jwksCaFile, 'utf8') } }) : null;
-    this.agent = agent;
+    // Read now: a CA file that cannot be read fails the start, not the first request.
+    const ca = config.jwksCaFile !== undefined ? readFileSync(config.jwksCaFile, 'utf8') : null;
     this.keys = createRemoteJWKSet(url, {
       cacheMaxAge: config.jwksCacheMaxAgeMs ?? JWT_DEFAULTS.jwksCacheMaxAgeMs,
       cooldownDuration: config.jwksCooldownMs ?? JWT_DEFAULTS.jwksCooldownMs,
       timeoutDuration: config.jwksTimeoutMs ?? JWT_DEFAULTS.jwksTimeoutMs,
       [customFetch]: async (href: string, options: { headers: Headers; method: 'GET'; redirect: 'manual'; signal: AbortSignal }) => {
         try {
-          const res = await undiciFetch(href, {
+          const { Agent, fetch } = await loadUndici();
+          if (ca !== null) this.agent ??= new Agent({ connect: { ca } });
+          const res = await fetch(href, {
             method: options.method,
             redirect: options.redirect,
             signal: options.signal,
             headers: Object.fromEntries(options.headers),
-            ...(agent !== null ? { dispatcher: agent } : {}),
+            ...(this.agent !== null ? { dispatcher: this.agent } : {}),
           });
           onFetch(name, res.status === 200);
           return res as unknown as Response;

@@ -3,8 +3,7 @@
  * registry costs one 304. Runs on the refresh worker only; the Portal is
  * never on the request path.
  */
-import { request } from '../../shared/vendor/undici.js';
-import { readLimited } from './fetch-manifest.js';
+import { failureText, httpGet, type GetAnswer } from './http-get.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
@@ -26,40 +25,28 @@ export class PortalClient {
   async poll(): Promise<PortalPoll> {
     const { url, timeoutMs, maxBytes } = this.options;
     const fail = (why: string): GatewayError => new GatewayError(GatewayErrorCode.PortalUnreachable, `Portal ${url}: ${why}`);
-    let text: string;
-    let etag: string | null;
+    let answer: GetAnswer;
     try {
       // The Portal origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
       const auth = this.options.upstreamAuth?.forUrl(url);
-      const res = await request(url, {
-        method: 'GET',
+      answer = await httpGet(url, {
         headers: { ...auth?.headers, accept: 'application/json', ...(this.etag !== null ? { 'if-none-match': this.etag } : {}) },
-        signal: AbortSignal.timeout(timeoutMs),
-        ...(auth?.dispatcher !== undefined ? { dispatcher: auth.dispatcher } : {}),
+        timeoutMs,
+        maxBytes,
+        agent: auth?.agent,
       });
-      if (res.statusCode === 304 && this.etag !== null) {
-        await res.body.dump();
-        return { kind: 'unchanged' };
-      }
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        throw fail(`HTTP ${res.statusCode}`);
-      }
-      const header = res.headers['etag'];
-      etag = typeof header === 'string' ? header : null;
-      text = await readLimited(res.body, maxBytes, () => fail(`document larger than catalog.portal.maxBytes (${maxBytes})`));
     } catch (err) {
-      if (GatewayError.is(err)) throw err;
-      const e = err as Error & { code?: string };
-      throw fail(e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (e.code ?? e.message));
+      throw fail(failureText(err, timeoutMs, `document larger than catalog.portal.maxBytes (${maxBytes})`));
     }
+    if (answer.status === 304 && this.etag !== null) return { kind: 'unchanged' };
+    if (answer.status !== 200) throw fail(`HTTP ${answer.status}`);
     let document: unknown;
     try {
-      document = JSON.parse(text);
+      document = JSON.parse(answer.text);
     } catch {
       throw new GatewayError(GatewayErrorCode.PortalInvalid, `Portal ${url}: the registry document is not JSON`);
     }
-    this.etag = etag;
-    return { kind: 'document', document, etag };
+    this.etag = answer.etag;
+    return { kind: 'document', document, etag: answer.etag };
   }
 }

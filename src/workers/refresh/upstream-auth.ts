@@ -1,20 +1,21 @@
 /**
- * Credentials on the refresh worker's undici requests (Portal registry,
- * Tool Service manifests): the origin's profile headers, and an undici
- * `Agent` whose `connect` options carry the profile's TLS material (custom
- * CA, client certificate and key for mTLS, SNI). The agent is rebuilt when a
- * TLS file changes (the old one is closed once its requests finish).
+ * Credentials on the refresh worker's GETs (Portal registry, Tool Service
+ * manifests; http-get.ts): the origin's profile headers, and an `https`
+ * agent that carries the profile's TLS material (custom CA, client
+ * certificate and key for mTLS, SNI). The agent is rebuilt when a TLS file
+ * changes: the old one's idle sockets close at once; a request still running
+ * on it finishes, and its socket closes with the server's keep-alive.
  */
-import { Agent, type Dispatcher } from '../../shared/vendor/undici.js';
+import { Agent } from 'node:https';
 import type { UpstreamCredentials, UpstreamTls } from '../../shared/auth/upstream-credentials.js';
 
-/** What a request to one URL needs: headers to add and the dispatcher to use (undefined: undici's global one). */
+/** What a request to one URL needs: headers to add and the `https` agent to use (undefined: the default one). */
 export interface RequestAuth {
-  headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
+  headers: Readonly<Record<string, string>>;
+  agent: Agent | undefined;
 }
 
-const NONE: RequestAuth = Object.freeze({ headers: Object.freeze({}) as Record<string, string>, dispatcher: undefined });
+const NONE: RequestAuth = Object.freeze({ headers: Object.freeze({}) as Record<string, string>, agent: undefined });
 
 /** The refresh worker's view of `auth.upstream.profiles`. */
 export class RefreshUpstreamAuth {
@@ -22,24 +23,24 @@ export class RefreshUpstreamAuth {
 
   constructor(private readonly credentials: UpstreamCredentials) {}
 
-  /** Headers and dispatcher for a request to `url`. */
+  /** Headers and agent for a request to `url`. */
   forUrl(url: string): RequestAuth {
     const cred = this.credentials.forUrl(url);
     if (cred === null) return NONE;
     const headers = Object.fromEntries(cred.headers());
     const tls = cred.tls();
-    if (tls === null) return { headers, dispatcher: undefined };
+    if (tls === null) return { headers, agent: undefined };
     let entry = this.agents.get(cred.profile);
     if (entry === undefined || entry.tls !== tls) {
-      if (entry !== undefined) void entry.agent.close();
-      entry = { tls, agent: new Agent({ connect: { ...tls } }) };
+      if (entry !== undefined) closeIdleSockets(entry.agent);
+      entry = { tls, agent: new Agent({ keepAlive: true, ...tls }) };
       this.agents.set(cred.profile, entry);
     }
-    return { headers, dispatcher: entry.agent };
+    return { headers, agent: entry.agent };
   }
+}
 
-  async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((e) => e.agent.close()));
-    this.credentials.close();
-  }
+/** `agent.destroy()` would also cut the requests running on it. */
+function closeIdleSockets(agent: Agent): void {
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
 }
