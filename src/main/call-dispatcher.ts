@@ -97,7 +97,11 @@ export class CallDispatcher {
   private readonly slots: Array<McpRequest | undefined> = [];
   private readonly generations: number[] = [];
   private readonly freeSlots: number[] = [];
-  /** In-flight calls by id text, chained through `nextSameId`: what `notifications/cancelled` can name. */
+  /**
+   * In-flight calls by id text, chained through `nextSameId`/`prevSameId`: what `notifications/cancelled`
+   * can name. Doubly linked so that a call leaves its chain in O(1): ids are unique only per client, and
+   * thousands of calls in flight may share one (every client starts at 1).
+   */
   private readonly byIdText = new Map<string, McpRequest>();
   private inFlightCalls = 0;
   private readonly maxSlots: number;
@@ -152,8 +156,10 @@ export class CallDispatcher {
     req.state = 'calling';
     link.inFlight++;
     this.inFlightCalls++;
-    const sameId = this.byIdText.get(req.idText);
-    req.nextSameId = sameId ?? null;
+    const sameId = this.byIdText.get(req.idText) ?? null;
+    req.nextSameId = sameId;
+    req.prevSameId = null;
+    if (sameId !== null) sameId.prevSameId = req;
     this.byIdText.set(req.idText, req);
     return null;
   }
@@ -340,19 +346,14 @@ export class CallDispatcher {
   }
 
   private unindex(req: McpRequest): void {
-    const head = this.byIdText.get(req.idText);
-    if (head === req) {
-      if (req.nextSameId === null) this.byIdText.delete(req.idText);
-      else this.byIdText.set(req.idText, req.nextSameId);
-    } else {
-      for (let r = head ?? null; r !== null; r = r.nextSameId) {
-        if (r.nextSameId === req) {
-          r.nextSameId = req.nextSameId;
-          break;
-        }
-      }
-    }
+    const next = req.nextSameId;
+    const prev = req.prevSameId;
+    if (next !== null) next.prevSameId = prev;
+    if (prev !== null) prev.nextSameId = next;
+    else if (next !== null) this.byIdText.set(req.idText, next);
+    else this.byIdText.delete(req.idText);
     req.nextSameId = null;
+    req.prevSameId = null;
   }
 
   private sendCancel(req: McpRequest): void {

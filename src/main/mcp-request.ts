@@ -71,8 +71,9 @@ export class McpRequest extends PooledCallRequest implements ModernHead {
    * `server.maxBufferedBytesPerConnection`).
    */
   unsentBytes = 0;
-  /** Next in-flight call with the same `idText` (the dispatcher's cancel index). */
+  /** Next and previous in-flight call with the same `idText` (the dispatcher's cancel index, a doubly linked chain). */
   nextSameId: McpRequest | null = null;
+  prevSameId: McpRequest | null = null;
   // The answer staged for `writeStaged`, written inside `res.cork`.
   stagedStatus = 200;
   stagedRetryAfter: string | null = null;
@@ -129,6 +130,7 @@ export class McpRequest extends PooledCallRequest implements ModernHead {
     this.argumentsBytes = null;
     this.stagedBody = null;
     this.nextSameId = null;
+    this.prevSameId = null;
     this.span = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;

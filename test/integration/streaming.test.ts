@@ -342,6 +342,24 @@ describe('streaming tools/call (contract v0.3)', () => {
       await waitUntil(() => upstreams.every((u) => u.closed), 'both upstream requests closed after the disconnects');
     });
 
+    it('calls sharing an id leave the cancel index in any order: after the middle and the oldest left, cancels still find the rest', async () => {
+      const callsBefore = svc.requests.length;
+      // Index chain after the three dispatches (newest first): s3 → s2 → s1.
+      const calls = ['s1', 's2', 's3'].map((session) => openCall(gw, 'stream', toolsCall(9, 'endless', { progressToken: session }), { 'mcp-session-id': session }));
+      for (const c of calls) await c.waitFor((items) => items.length >= 1, 'the call streams');
+      const upstreams = svc.requests.slice(callsBefore);
+      const [s1, s2, s3] = calls as [(typeof calls)[number], (typeof calls)[number], (typeof calls)[number]];
+      s2.disconnect(); // leaves the middle of the chain
+      await waitUntil(() => upstreams.some((u) => u.closed), 'the disconnected call aborted upstream');
+      expect((await cancel(9, 's1')).status).toBe(202); // the tail
+      expect((await s1.done).complete).toBe(true);
+      const seen = s3.items().length;
+      await s3.waitFor((items) => items.length >= seen + 2, 'the head goes on');
+      expect((await cancel(9, 's3')).status).toBe(202); // the head, now alone
+      expect((await s3.done).complete).toBe(true);
+      await waitUntil(() => upstreams.every((u) => u.closed), 'all three upstream requests closed');
+    });
+
     it('cancels an in-flight plain JSON call: upstream aborted, no answer is written', async () => {
       const callsBefore = svc.requests.length;
       const call = openCall(gw, 'stream', toolsCall('json-1', 'endless'), { accept: 'application/json', 'mcp-session-id': 'session-c' });
