@@ -5,8 +5,9 @@
  * RSS to the thread that uses it against ~4 MB for Node's built-in client
  * (ADR-0020; the refresh worker was the only thread that made undici
  * requests). One deadline covers connect, head and body; the body is read
- * only for a 200 and only up to `maxBytes`; every other status is discarded
- * unread (the socket is closed rather than drained).
+ * only for a 200 and only up to `maxBytes`; a 304 keeps its socket, any
+ * other status with a body is discarded unread (the socket is closed rather
+ * than drained).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -77,10 +78,15 @@ export function httpGet(url: string, options: GetOptions): Promise<GetAnswer> {
       const header = res.headers['etag'];
       const etag = typeof header === 'string' ? header : null;
       if (status !== 200) {
-        // Nothing of a non-200 body is needed; closing costs less than reading an arbitrary amount of it.
         settled = true;
         clearTimeout(deadline);
-        req.destroy();
+        if (status === 304 || res.headers['content-length'] === '0') {
+          // No body (an unchanged document, the steady state of every poll): the socket stays for the next GET.
+          res.resume();
+        } else {
+          // Nothing of another status's body is needed; closing costs less than reading an arbitrary amount of it.
+          req.destroy();
+        }
         resolve({ status, etag, text: '' });
         return;
       }

@@ -103,6 +103,20 @@ describe('httpGet (the refresh worker client)', () => {
     expect((await get()).text).toBe('{}');
   });
 
+  it('keeps the connection alive across 304 answers (the steady state of a poll)', async () => {
+    answer = (req, res) => {
+      res.writeHead(req.headers['if-none-match'] === '"v7"' ? 304 : 200, { etag: '"v7"' });
+      res.end(req.headers['if-none-match'] === '"v7"' ? undefined : '{}');
+    };
+    const conditional = () => httpGet(`${origin}/doc`, { headers: { 'if-none-match': '"v7"' }, timeoutMs: 2000, maxBytes: 1024 });
+    await get();
+    const before = connections;
+    expect(await conditional()).toEqual({ status: 304, etag: '"v7"', text: '' });
+    expect(await conditional()).toEqual({ status: 304, etag: '"v7"', text: '' });
+    expect((await get()).text).toBe('{}');
+    expect(connections).toBe(before);
+  });
+
   it('keeps the connection alive between GETs', async () => {
     answer = (_req, res) => res.end('{}');
     await get();
