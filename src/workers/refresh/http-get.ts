@@ -44,9 +44,18 @@ export interface GetOptions {
   agent?: https.Agent | undefined;
 }
 
-// Keep-alive between refresh cycles (Node's agent drops a socket 1 s before the server's Keep-Alive hint expires).
-const HTTP_AGENT = new http.Agent({ keepAlive: true });
-const HTTPS_AGENT = new https.Agent({ keepAlive: true });
+/**
+ * Keep-alive for the sockets of one refresh cycle (and of the next, at short
+ * intervals). Node's agent drops an idle socket a second before the server's
+ * `Keep-Alive: timeout` hint expires; without a hint it would keep it until
+ * the server closes it — possibly just as the next GET is written. Idle
+ * sockets therefore close after 4 s (undici's default, which these GETs used
+ * before, ADR-0020). For an active request the socket timeout only emits
+ * 'timeout': the request's own deadline governs it.
+ */
+export const KEEP_ALIVE_AGENT_OPTIONS = { keepAlive: true, timeout: 4_000 } as const;
+const HTTP_AGENT = new http.Agent(KEEP_ALIVE_AGENT_OPTIONS);
+const HTTPS_AGENT = new https.Agent(KEEP_ALIVE_AGENT_OPTIONS);
 
 /** GETs `url` (http: or https:); resolves with the answer or rejects with a {@link GetFailure}. */
 export function httpGet(url: string, options: GetOptions): Promise<GetAnswer> {

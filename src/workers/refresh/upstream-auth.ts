@@ -8,6 +8,7 @@
  */
 import { Agent } from 'node:https';
 import type { UpstreamCredentials, UpstreamTls } from '../../shared/auth/upstream-credentials.js';
+import { KEEP_ALIVE_AGENT_OPTIONS } from './http-get.js';
 
 /** What a request to one URL needs: headers to add and the `https` agent to use (undefined: the default one). */
 export interface RequestAuth {
@@ -33,7 +34,7 @@ export class RefreshUpstreamAuth {
     let entry = this.agents.get(cred.profile);
     if (entry === undefined || entry.tls !== tls) {
       if (entry !== undefined) closeIdleSockets(entry.agent);
-      entry = { tls, agent: new Agent({ keepAlive: true, ...tls }) };
+      entry = { tls, agent: new Agent({ ...KEEP_ALIVE_AGENT_OPTIONS, ...tls }) };
       this.agents.set(cred.profile, entry);
     }
     return { headers, agent: entry.agent };

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failureText, GetFailure, httpGet } from '../../../../src/workers/refresh/http-get.js';
+import { failureText, GetFailure, httpGet, KEEP_ALIVE_AGENT_OPTIONS } from '../../../../src/workers/refresh/http-get.js';
 import { closedOrigin } from '../../../helpers/ports.js';
 
 /** A real HTTP server on 127.0.0.1 whose answer each test sets; counts the connections it accepted. */
@@ -27,6 +27,11 @@ afterAll(async () => {
 });
 
 const get = (maxBytes = 1024, timeoutMs = 2000) => httpGet(`${origin}/doc`, { headers: { accept: 'application/json' }, timeoutMs, maxBytes });
+
+async function waitFor(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(ok()).toBe(true);
+}
 
 async function failure(p: Promise<unknown>): Promise<GetFailure> {
   const err = await p.then(
@@ -125,6 +130,27 @@ describe('httpGet (the refresh worker client)', () => {
     await get();
     expect(connections).toBe(before);
   });
+
+  it('closes a socket idle for the agent timeout, so a server that closes without a Keep-Alive hint cannot race the next GET', async () => {
+    // keepAliveTimeout 0: the server sends no `Keep-Alive: timeout` hint and never closes an idle connection itself.
+    const serverTimeout = server.keepAliveTimeout;
+    server.keepAliveTimeout = 0;
+    try {
+      answer = (_req, res) => res.end('{}');
+      // A connection of its own, opened after the change (earlier ones carry the old hint).
+      for (const s of open) s.destroy();
+      await waitFor(() => open.size === 0);
+      await get();
+      expect(open.size).toBe(1);
+      const before = connections;
+      await new Promise((r) => setTimeout(r, KEEP_ALIVE_AGENT_OPTIONS.timeout + 400));
+      expect(open.size).toBe(0); // closed by the client's agent
+      await get();
+      expect(connections).toBe(before + 1);
+    } finally {
+      server.keepAliveTimeout = serverTimeout;
+    }
+  }, 10_000);
 
   it('a refused connection and an unsupported scheme are network failures named by their cause', async () => {
     const refused = await failure(httpGet(`${await closedOrigin()}/doc`, { headers: {}, timeoutMs: 2000, maxBytes: 10 }));
