@@ -8,9 +8,48 @@
 
 /**
  * The JSON pointer of the first value nested deeper than `limit` levels
- * (the top value is level 0), or null. O(size), iterative.
+ * (the top value is level 0), or null. O(size), iterative. Values within
+ * the limit — every accepted manifest — cost one walk that allocates nothing
+ * per leaf and no strings (a manifest has thousands of nodes); the pointer
+ * is built by a second walk only when there is something to name.
  */
 export function deeperThan(value: unknown, limit: number): string | null {
+  return exceeds(value, limit) ? firstTooDeep(value, limit) : null;
+}
+
+/** Whether any object or array sits at level `limit` or deeper. */
+function exceeds(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const values: object[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop() as object;
+    const depth = depths.pop() as number;
+    if (depth >= limit) return true;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const child: unknown = v[i];
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
+      continue;
+    }
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const child: unknown = (v as Record<string, unknown>)[k];
+      if (typeof child === 'object' && child !== null) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/** The pointer {@link deeperThan} reports: the first too-deep value in this depth-first order. */
+function firstTooDeep(value: unknown, limit: number): string | null {
   const stack: Array<{ v: unknown; at: string; depth: number }> = [{ v: value, at: '', depth: 0 }];
   while (stack.length > 0) {
     const { v, at, depth } = stack.pop() as { v: unknown; at: string; depth: number };

@@ -31,10 +31,12 @@ export type HeaderParamScan = { ok: true; params: HeaderParam[] } | { ok: false;
 const KEY = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const TYPES = new Set(['string', 'integer', 'boolean']);
-/** Subschema positions that are not a `properties` chain (an annotation below them is invalid). */
-const SINGLE = ['items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'not', 'if', 'then', 'else', 'additionalItems'] as const;
-const LISTS = ['prefixItems', 'allOf', 'anyOf', 'oneOf'] as const;
-const MAPS = ['patternProperties', 'dependentSchemas', '$defs', 'definitions'] as const;
+/** Subschema positions that are not a `properties` chain (an annotation below them is invalid), by shape. */
+const SUBSCHEMA: ReadonlyMap<string, 'single' | 'list' | 'map'> = new Map([
+  ...['items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'not', 'if', 'then', 'else', 'additionalItems'].map((k) => [k, 'single'] as const),
+  ...['prefixItems', 'allOf', 'anyOf', 'oneOf'].map((k) => [k, 'list'] as const),
+  ...['patternProperties', 'dependentSchemas', '$defs', 'definitions'].map((k) => [k, 'map'] as const),
+]);
 /** Bounds the walk (the manifest check already bounds nesting; this keeps the scan linear on its own). */
 const MAX_DEPTH = 64;
 
@@ -45,7 +47,17 @@ export const MCP_PARAM_PREFIX = 'mcp-param-';
 export function scanHeaderParams(inputSchema: Record<string, unknown>): HeaderParamScan {
   const params: HeaderParam[] = [];
   const seen = new Map<string, string>();
-  const visit = (node: unknown, path: string[], reachable: boolean, depth: number): string | null => {
+  // One path array for the whole walk (pushed and popped around each child): the walk allocates only for
+  // what it reports, not per schema node and keyword (a catalog build scans every tool's schema twice).
+  const path: string[] = [];
+  const child = (node: unknown, key: string, reachable: boolean, depth: number): string | null => {
+    if (typeof node !== 'object' || node === null) return null;
+    path.push(key);
+    const problem = visit(node, reachable, depth);
+    path.pop();
+    return problem;
+  };
+  const visit = (node: unknown, reachable: boolean, depth: number): string | null => {
     if (typeof node !== 'object' || node === null || Array.isArray(node) || depth > MAX_DEPTH) return null;
     const schema = node as Record<string, unknown>;
     if (KEY in schema) {
@@ -65,35 +77,39 @@ export function scanHeaderParams(inputSchema: Record<string, unknown>): HeaderPa
       seen.set(lower, name);
       params.push({ name, header: MCP_PARAM_PREFIX + lower, path: [...path], type: type as HeaderParam['type'] });
     }
-    const properties = schema['properties'];
-    if (typeof properties === 'object' && properties !== null && !Array.isArray(properties)) {
-      for (const [key, child] of Object.entries(properties)) {
-        const problem = visit(child, [...path, key], reachable, depth + 1);
+    // One pass over the node's own keywords (a handful), not a lookup of each of the ~20 subschema keywords.
+    for (const k in schema) {
+      if (!Object.hasOwn(schema, k)) continue;
+      const kind = k === 'properties' ? 'properties' : SUBSCHEMA.get(k);
+      if (kind === undefined) continue;
+      const value = schema[k];
+      if (kind === 'single') {
+        const problem = child(value, k, false, depth + 1);
+        if (problem !== null) return problem;
+        continue;
+      }
+      if (kind === 'list') {
+        if (!Array.isArray(value)) continue;
+        path.push(k);
+        for (let i = 0; i < value.length; i++) {
+          const problem = child(value[i], String(i), false, depth + 1);
+          if (problem !== null) return problem;
+        }
+        path.pop();
+        continue;
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+      // `properties` keeps reachability; a map keyword (`$defs`, …) ends it.
+      if (kind === 'map') path.push(k);
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        const problem = child((value as Record<string, unknown>)[key], key, kind === 'properties' && reachable, depth + 1);
         if (problem !== null) return problem;
       }
-    }
-    for (const k of SINGLE) {
-      const problem = visit(schema[k], [...path, k], false, depth + 1);
-      if (problem !== null) return problem;
-    }
-    for (const k of LISTS) {
-      const list = schema[k];
-      if (!Array.isArray(list)) continue;
-      for (const [i, child] of list.entries()) {
-        const problem = visit(child, [...path, k, String(i)], false, depth + 1);
-        if (problem !== null) return problem;
-      }
-    }
-    for (const k of MAPS) {
-      const map = schema[k];
-      if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
-      for (const [key, child] of Object.entries(map)) {
-        const problem = visit(child, [...path, k, key], false, depth + 1);
-        if (problem !== null) return problem;
-      }
+      if (kind === 'map') path.pop();
     }
     return null;
   };
-  const problem = visit(inputSchema, [], true, 0);
+  const problem = visit(inputSchema, true, 0);
   return problem === null ? { ok: true, params } : { ok: false, problem };
 }
