@@ -8,7 +8,7 @@
  */
 import type { ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
-import { failureText, httpGet, type GetAnswer } from './http-get.js';
+import { conditionalGet, failureText, type GetAnswer } from './http-get.js';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
 /** What a conditional manifest fetch produced. */
@@ -24,14 +24,7 @@ export async function fetchManifestIfChanged(entry: ServiceEntry, options: { tim
   const unreachable = (why: string): GatewayError => new GatewayError(GatewayErrorCode.ManifestUnreachable, `Tool Service "${entry.id}" manifest at ${url}: ${why}`);
   let answer: GetAnswer;
   try {
-    // The Tool Service origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
-    const auth = options.upstreamAuth?.forUrl(url);
-    answer = await httpGet(url, {
-      headers: { ...auth?.headers, accept: 'application/json', ...(options.etag !== null ? { 'if-none-match': options.etag } : {}) },
-      timeoutMs: options.timeoutMs,
-      maxBytes: options.maxBytes,
-      agent: auth?.agent,
-    });
+    answer = await conditionalGet(url, options.etag, options);
   } catch (err) {
     throw unreachable(failureText(err, options.timeoutMs, `larger than catalog.maxManifestBytes (${options.maxBytes})`));
   }

@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
 /** Why a GET produced no answer; `detail` says more (a socket error's code, the limit, the deadline). */
 export type GetFailureReason = 'timeout' | 'too-large' | 'network';
@@ -124,6 +125,23 @@ export function httpGet(url: string, options: GetOptions): Promise<GetAnswer> {
     req.on('error', (err: Error & { code?: string }) => fail(new GetFailure('network', err.code ?? err.message)));
     const deadline = setTimeout(() => fail(new GetFailure('timeout', `no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
     req.end();
+  });
+}
+
+/**
+ * The refresh worker's GET of a JSON document (the Portal registry, a
+ * manifest): `Accept: application/json`, `If-None-Match` when an ETag is
+ * known, and the origin's credential profile (auth.upstream.profiles:
+ * headers, CA, client certificate). Rejects like {@link httpGet}, or with
+ * whatever reading the profile threw (a credential file that cannot be read).
+ */
+export async function conditionalGet(url: string, etag: string | null, options: { timeoutMs: number; maxBytes: number; upstreamAuth?: RefreshUpstreamAuth | undefined }): Promise<GetAnswer> {
+  const auth = options.upstreamAuth?.forUrl(url);
+  return httpGet(url, {
+    headers: { ...auth?.headers, accept: 'application/json', ...(etag !== null ? { 'if-none-match': etag } : {}) },
+    timeoutMs: options.timeoutMs,
+    maxBytes: options.maxBytes,
+    agent: auth?.agent,
   });
 }
 

@@ -3,7 +3,7 @@
  * registry costs one 304. Runs on the refresh worker only; the Portal is
  * never on the request path.
  */
-import { failureText, httpGet, type GetAnswer } from './http-get.js';
+import { conditionalGet, failureText, type GetAnswer } from './http-get.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';
 
@@ -27,14 +27,7 @@ export class PortalClient {
     const fail = (why: string): GatewayError => new GatewayError(GatewayErrorCode.PortalUnreachable, `Portal ${url}: ${why}`);
     let answer: GetAnswer;
     try {
-      // The Portal origin's credential profile (auth.upstream.profiles): headers, CA, client certificate.
-      const auth = this.options.upstreamAuth?.forUrl(url);
-      answer = await httpGet(url, {
-        headers: { ...auth?.headers, accept: 'application/json', ...(this.etag !== null ? { 'if-none-match': this.etag } : {}) },
-        timeoutMs,
-        maxBytes,
-        agent: auth?.agent,
-      });
+      answer = await conditionalGet(url, this.etag, this.options);
     } catch (err) {
       throw fail(failureText(err, timeoutMs, `document larger than catalog.portal.maxBytes (${maxBytes})`));
     }

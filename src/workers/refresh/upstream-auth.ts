@@ -4,7 +4,7 @@
  * agent that carries the profile's TLS material (custom CA, client
  * certificate and key for mTLS, SNI). The agent is rebuilt when a TLS file
  * changes: the old one's idle sockets close at once; a request still running
- * on it finishes, and its socket closes with the server's keep-alive.
+ * on it finishes, and its socket closes once idle (the agents' 4 s timeout).
  */
 import { Agent } from 'node:https';
 import type { UpstreamCredentials, UpstreamTls } from '../../shared/auth/upstream-credentials.js';
