@@ -28,6 +28,7 @@ import { callOutcomeLabel } from '../shared/calls.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';
 import type { ChannelStat } from '../shared/metrics.js';
 import {
+  CALL_GENERATION_MASK,
   CALL_SLOT_BITS,
   CALL_SLOT_MASK,
   RESULT_HEAD,
@@ -119,11 +120,11 @@ export class CallDispatcher {
     private readonly onDone: CallDone,
   ) {
     this.maxSlots = Math.min(MAX_SLOTS, channels.length * maxInFlightPerShard);
-    this.links = channels.map((end) => this.link(end));
+    this.links = channels.map((end, shard) => this.link(shard, end));
   }
 
-  private link(end: CallChannelEnd): ShardLink {
-    return new ShardLink(end, this.maxBacklogBytes, (buf, offset, length) => this.onFrame(buf, offset, length));
+  private link(shard: number, end: CallChannelEnd): ShardLink {
+    return new ShardLink(end, this.maxBacklogBytes, (buf, offset, length) => this.onFrame(shard, buf, offset, length));
   }
 
   /** The call rings toward each shard, as their writers count them (metrics read this at scrape time). */
@@ -143,8 +144,8 @@ export class CallDispatcher {
     if (link.inFlight >= this.maxInFlightPerShard) return 'full';
     const slot = this.freeSlots.pop() ?? (this.slots.length < this.maxSlots ? this.slots.length : -1);
     if (slot < 0) return 'full';
-    const generation = ((this.generations[slot] ?? 0) + 1) & (2 ** (32 - CALL_SLOT_BITS) - 1);
-    const callId = ((generation << CALL_SLOT_BITS) | slot) >>> 0;
+    const generation = ((this.generations[slot] ?? 0) + 1) & CALL_GENERATION_MASK;
+    const callId = (generation << CALL_SLOT_BITS) | slot;
     req.callId = callId;
     req.shard = shard;
     if (!writeCall(link.writer, callId, req, req.argumentsBytes)) {
@@ -240,7 +241,7 @@ export class CallDispatcher {
     const old = this.links[shard];
     if (old === undefined) return;
     old.close(); // idempotent: already closed when the shard went down
-    this.links[shard] = this.link(end);
+    this.links[shard] = this.link(shard, end);
   }
 
   /** Closes every link (the acceptor is closing). */
@@ -248,11 +249,18 @@ export class CallDispatcher {
     for (const link of this.links) link.close();
   }
 
-  private onFrame(buf: Buffer, offset: number, length: number): void {
+  /**
+   * A frame from `shard`'s ring. A late frame (its call released: client gone, cancelled) is dropped by
+   * its id and shard: it could match only a later call in its slot on the same shard with the same
+   * generation, i.e. after all {@link CALL_GENERATION_MASK} + 1 generations. On that shard the late frame
+   * is ahead of the answer to any later call in the slot (FIFO rings; the shard reads the cancel before
+   * that call), and this thread drains every ring each turn: it is dropped long before 1,024 reuses.
+   */
+  private onFrame(shard: number, buf: Buffer, offset: number, length: number): void {
     assert(length >= RESULT_HEAD, 'result frame shorter than its header');
     const callId = resultFrameCallId(buf, offset);
     const req = this.slots[callId & CALL_SLOT_MASK];
-    if (req === undefined || req.callId !== callId || req.state !== 'calling') return; // released: client gone or cancelled
+    if (req === undefined || req.callId !== callId || req.shard !== shard || req.state !== 'calling') return; // released: client gone or cancelled
     const kind = resultFrameKind(buf, offset);
     const start = offset + RESULT_HEAD;
     const payload = buf.subarray(start, start + resultFramePayloadLength(buf, offset));

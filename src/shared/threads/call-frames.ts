@@ -291,9 +291,10 @@ export function resultFramePayloadLength(buf: Buffer, offset: number): number {
 }
 
 /**
- * A call id is an acceptor's slot index in its low {@link CALL_SLOT_BITS}
- * bits and the slot's reuse generation above them, so a late frame for a
- * slot that was released and reused is recognised and dropped.
+ * A call id: the acceptor's slot in the low bits, the slot's reuse generation above (a late frame for a
+ * reused slot is dropped). Below 2^30, a Smi on every V8 build: ids up to 2^32 became heap numbers at a
+ * slot's 2,048th reuse and deoptimised both threads' call path (1,024 generations: call-dispatcher onFrame).
  */
 export const CALL_SLOT_BITS = 20;
 export const CALL_SLOT_MASK = (1 << CALL_SLOT_BITS) - 1;
+export const CALL_GENERATION_MASK = (1 << (30 - CALL_SLOT_BITS)) - 1;
