@@ -17,6 +17,7 @@
  * It stays open for the whole drain — readiness says 503 `draining`,
  * liveness 200, metrics keep being scraped — and closes last.
  */
+import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../shared/log.js';
 import type { HealthSource } from './ops-endpoints.js';

@@ -22,6 +22,7 @@
  * plus 16 KiB. SSE streams, which add to one pending answer, are bounded by
  * `server.maxBufferedBytesPerConnection` (call-dispatcher.ts).
  */
+import { Buffer } from 'node:buffer';
 import type { HttpResponse } from 'uWebSockets.js';
 
 /** The unsent rest of an answer, written as the client reads. */

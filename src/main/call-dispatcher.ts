@@ -23,6 +23,7 @@
  * drain, slow client — releases the slot exactly once); split, each part
  * would need the others' invariants.
  */
+import { Buffer } from 'node:buffer';
 import assert from 'node:assert';
 import { callOutcomeLabel } from '../shared/calls.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../shared/errors.js';

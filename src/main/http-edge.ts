@@ -20,6 +20,7 @@
  *   them) answer their status; `/mcp/*` answers 405 (`Allow: POST`), as for
  *   `GET`; anything else 404.
  */
+import { performance } from 'node:perf_hooks';
 import type { HttpResponse } from 'uWebSockets.js';
 import { JsonRpcErrorCode } from '../shared/errors.js';
 import type { AcceptorMetrics } from '../shared/metrics.js';

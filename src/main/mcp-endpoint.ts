@@ -13,6 +13,8 @@
  * life cycle (reading → queued → calling → answered); the HTTP edge, the call
  * intake, back-pressure and subscriptions are already modules of their own.
  */
+import type { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { GatewayConfig } from '../shared/config/schema.js';

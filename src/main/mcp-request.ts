@@ -11,6 +11,7 @@
  * (waiting for its shard) → `answered` → `free`. An answer that needs no
  * shard goes from `reading` straight back to `free`.
  */
+import { Buffer } from 'node:buffer';
 import type { HttpResponse } from 'uWebSockets.js';
 import { PooledCallRequest } from '../shared/calls.js';
 import type { TraceSpan } from '../shared/tracing/tracer.js';

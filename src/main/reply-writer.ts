@@ -6,6 +6,7 @@
  * wraps a shard's `result`/`error` payload in the JSON-RPC envelope with the
  * id text only it holds.
  */
+import { Buffer } from 'node:buffer';
 import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Reply } from '../shared/protocol/reply.js';
 import { endAnswer } from './backpressure.js';

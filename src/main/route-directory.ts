@@ -7,6 +7,7 @@
  * a request that took an entry keeps a consistent route + snapshot pair to
  * its end.
  */
+import { Buffer } from 'node:buffer';
 import type { HeaderParam } from '../shared/catalog/x-mcp-header.js';
 import type { ListSource } from '../shared/protocol/answer.js';
 import type { ModernListSource } from '../shared/protocol/answer-modern.js';

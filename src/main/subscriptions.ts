@@ -22,6 +22,7 @@
  * new snapshot, so a client that re-reads `tools/list` on the notification
  * gets the new catalog.
  */
+import { Buffer } from 'node:buffer';
 import type { HttpResponse } from 'uWebSockets.js';
 import { META, SERVER_INFO_META_MEMBER } from '../shared/protocol/modern.js';
 

@@ -6,6 +6,7 @@
  * would need a SHA-256 preimage), and the final comparison of the digests is
  * `timingSafeEqual` all the same.
  */
+import { Buffer } from 'node:buffer';
 import { hash, timingSafeEqual } from 'node:crypto';
 import { parse as parseYaml } from '../../shared/vendor/yaml.js';
 import type { ApiKeyProviderConfig } from '../../shared/auth/config-schema.js';

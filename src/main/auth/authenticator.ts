@@ -23,6 +23,7 @@
  * ~310 lines: the decision diagram above is one function of its parts
  * (token cache, verifiers, keys, limits), each in its own module already.
  */
+import type { Buffer } from 'node:buffer';
 import assert from 'node:assert';
 import { decodeJwt } from '../../shared/vendor/jose.js';
 import { authUnavailableReply, rateLimitedReply, routeChallenges, routeResource, type RouteChallenges, type RouteResource } from '../../shared/auth/challenge.js';

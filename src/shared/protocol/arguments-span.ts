@@ -14,6 +14,7 @@
  *   { … "params" : { … "arguments" : <value> … } … }
  *                                    ^ start   ^ end
  */
+import { Buffer } from 'node:buffer';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

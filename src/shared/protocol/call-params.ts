@@ -4,6 +4,7 @@
  * nesting bound, and the per-request `_meta` context. Each writes into the
  * call being built, so a call costs no intermediate objects.
  */
+import { Buffer } from 'node:buffer';
 import type { CallRequest } from '../calls.js';
 import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
 import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';

@@ -13,6 +13,7 @@
  * a forbidden Origin/Host (nothing is read for a foreign page), a method
  * other than POST (no body) and a declared size over the limit.
  */
+import { Buffer } from 'node:buffer';
 import { ROUTE_KEY_PATTERN } from '../config/schema.js';
 import { GatewayErrorCode, JsonRpcErrorCode } from '../errors.js';
 import type { RouteUnavailable } from '../threads/messages.js';

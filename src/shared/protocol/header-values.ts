@@ -8,6 +8,7 @@
  * gateway executes what the body says. Pure functions, bounded input (header
  * values are bounded by the HTTP parser, bodies by `server.maxBodyBytes`).
  */
+import { Buffer } from 'node:buffer';
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { stripOws } from './modern.js';
 

@@ -3,6 +3,7 @@
  * uWS writer sends. Keeping it plain lets the core be tested with bytes in,
  * bytes out.
  */
+import { Buffer } from 'node:buffer';
 
 /** HTTP status lines the gateway emits, precomputed once (uWS takes the whole line). */
 export const STATUS_LINE: Readonly<Record<number, string>> = Object.freeze({

@@ -36,6 +36,7 @@
  * One file (~360 lines) on purpose: the byte layout, its encoder and its
  * decoder change together, and the diagram above is their single source.
  */
+import { Buffer } from 'node:buffer';
 import { crc32 } from 'node:zlib';
 import { Type, Compile } from '../vendor/typebox.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';

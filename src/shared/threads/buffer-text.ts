@@ -6,6 +6,7 @@
  * They are long-standing but undocumented, so their presence is checked once
  * and the documented API is used when they are missing.
  */
+import { Buffer } from 'node:buffer';
 
 interface EncodingMethods {
   latin1Write(text: string, offset: number, length?: number): number;

@@ -19,9 +19,8 @@
  *  | tracestate | baggage | clientCapabilities JSON | inputResponses JSON | requestState JSON |
  *  +--------------------------------------------------------------------------------------------------------------+
  * ```
- * Fields are in {@link CallField} order; route key, request id, session id
- * and traceparent are ASCII (validated at the edge) and travel as one latin1
- * block, the rest as UTF-8; the arguments are the client's own bytes when
+ * Fields are in {@link CallField} order; route key, request id, session id and traceparent are ASCII
+ * (validated at the edge) and travel as one latin1 block, the rest as UTF-8; the arguments are the client's own bytes when
  * the acceptor could splice them (`arguments-span.ts`). `level` is the request's log level index + 1 (0 = none).
  * A decoder reads the `nflds` it knows and skips the rest, so fields can be
  * appended compatibly. The five fields after identity (ADR-0014: trace
@@ -29,7 +28,6 @@
  * every frame, but `extended` is set only when one of them is non-empty: the
  * common legacy call leaves it clear and its decoder reads none of them.
  * tracestate and baggage are ASCII (latin1), the rest UTF-8.
- *
  * Cancel frame, acceptor → shard: `kind = 2`, three zero bytes, `callId` —
  * it travels in the same ring as the call, so it can never overtake it.
  *
@@ -47,9 +45,11 @@
  * into an SSE stream before any event qualifies. Events precede their call's
  * final frame in the same ring, so they can never arrive after it.
  */
+import { Buffer } from 'node:buffer';
 import assert from 'node:assert';
 import type { CallRequest } from '../calls.js';
 import { readLatin1, readUtf8, writeLatin1, writeUtf8 } from './buffer-text.js';
+import { getU16, getU32, putU16, putU32 } from './frame-ints.js';
 import type { RingWriter } from './ring-writer.js';
 
 /** Where an encoder writes one frame: a {@link RingWriter} (tests use a plain buffer). */
@@ -134,15 +134,15 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
   b[at + 1] = (req.sse ? FLAG_SSE : 0) | (modern ? FLAG_MODERN : 0) | (extended ? FLAG_EXTENDED : 0);
   b[at + 2] = req.logLevel + 1;
   b[at + 3] = CALL_FIELDS;
-  b.writeUInt32LE(callId, at + 4);
-  b.writeUInt32LE(req.routeKey.length, at + 8);
-  b.writeUInt32LE(req.requestId.length, at + 12);
-  b.writeUInt32LE(req.sessionId.length, at + 16);
-  b.writeUInt32LE(req.traceparent.length, at + 20);
-  b.writeUInt32LE(toolLen, at + 24);
-  b.writeUInt32LE(ptLen, at + 28);
-  b.writeUInt32LE(argsLen, at + 32);
-  b.writeUInt32LE(idLen, at + 36);
+  putU32(b, at + 4, callId);
+  putU32(b, at + 8, req.routeKey.length);
+  putU32(b, at + 12, req.requestId.length);
+  putU32(b, at + 16, req.sessionId.length);
+  putU32(b, at + 20, req.traceparent.length);
+  putU32(b, at + 24, toolLen);
+  putU32(b, at + 28, ptLen);
+  putU32(b, at + 32, argsLen);
+  putU32(b, at + 36, idLen);
   let o = at + CALL_HEAD;
   o += writeLatin1(b, req.routeKey + req.requestId + req.sessionId + req.traceparent, o);
   o += writeUtf8(b, req.toolName, o, toolLen);
@@ -155,11 +155,11 @@ export function writeCall(sink: FrameSink, callId: number, req: CallRequest, arg
     // The common legacy call: zero lengths byte by byte (cheaper than five u32 writes).
     for (let i = at + 40; i < at + CALL_HEAD; i++) b[i] = 0;
   } else {
-    b.writeUInt32LE(tsLen, at + 40);
-    b.writeUInt32LE(bgLen, at + 44);
-    b.writeUInt32LE(capLen, at + 48);
-    b.writeUInt32LE(irLen, at + 52);
-    b.writeUInt32LE(rsLen, at + 56);
+    putU32(b, at + 40, tsLen);
+    putU32(b, at + 44, bgLen);
+    putU32(b, at + 48, capLen);
+    putU32(b, at + 52, irLen);
+    putU32(b, at + 56, rsLen);
     if (tsLen > 0) o += writeLatin1(b, req.tracestate, o);
     if (bgLen > 0) o += writeLatin1(b, req.baggage, o);
     if (capLen > 0) o += writeUtf8(b, req.clientCapabilitiesJson, o, capLen);
@@ -175,8 +175,8 @@ export function writeCancel(sink: FrameSink, callId: number): boolean {
   const at = sink.reserve(CANCEL_BYTES);
   if (at < 0) return false;
   const b = sink.buf;
-  b.writeUInt32LE(CallKind.Cancel, at);
-  b.writeUInt32LE(callId, at + 4);
+  putU32(b, at, CallKind.Cancel);
+  putU32(b, at + 4, callId);
   sink.commit();
   return true;
 }
@@ -188,7 +188,7 @@ export function callFrameKind(buf: Buffer, offset: number): number {
 
 /** Call id of a call or cancel frame. */
 export function callFrameId(buf: Buffer, offset: number): number {
-  return buf.readUInt32LE(offset + 4);
+  return getU32(buf, offset + 4);
 }
 
 /**
@@ -203,14 +203,14 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
   into.modern = (flags & FLAG_MODERN) !== 0;
   into.logLevel = (buf[offset + 2] as number) - 1;
   const lengths = offset + 8;
-  const routeLen = buf.readUInt32LE(lengths + 4 * CallField.Route);
-  const ridLen = buf.readUInt32LE(lengths + 4 * CallField.RequestId);
-  const sidLen = buf.readUInt32LE(lengths + 4 * CallField.SessionId);
-  const tpLen = buf.readUInt32LE(lengths + 4 * CallField.Traceparent);
-  const toolLen = buf.readUInt32LE(lengths + 4 * CallField.Tool);
-  const ptLen = buf.readUInt32LE(lengths + 4 * CallField.ProgressToken);
-  const argsLen = buf.readUInt32LE(lengths + 4 * CallField.Arguments);
-  const idLen = fields > CallField.Identity ? buf.readUInt32LE(lengths + 4 * CallField.Identity) : 0;
+  const routeLen = getU32(buf, lengths + 4 * CallField.Route);
+  const ridLen = getU32(buf, lengths + 4 * CallField.RequestId);
+  const sidLen = getU32(buf, lengths + 4 * CallField.SessionId);
+  const tpLen = getU32(buf, lengths + 4 * CallField.Traceparent);
+  const toolLen = getU32(buf, lengths + 4 * CallField.Tool);
+  const ptLen = getU32(buf, lengths + 4 * CallField.ProgressToken);
+  const argsLen = getU32(buf, lengths + 4 * CallField.Arguments);
+  const idLen = fields > CallField.Identity ? getU32(buf, lengths + 4 * CallField.Identity) : 0;
   let o = lengths + 4 * fields;
   assert(o + routeLen + ridLen + sidLen + tpLen + toolLen + ptLen + argsLen + idLen <= offset + length, 'call frame fields overrun the frame');
   const asciiLen = routeLen + ridLen + sidLen + tpLen;
@@ -232,11 +232,11 @@ export function readCall(buf: Buffer, offset: number, length: number, into: Call
     into.tracestate = into.baggage = into.clientCapabilitiesJson = into.inputResponsesJson = into.requestStateJson = '';
     return;
   }
-  const tsLen = buf.readUInt32LE(lengths + 4 * CallField.Tracestate);
-  const bgLen = buf.readUInt32LE(lengths + 4 * CallField.Baggage);
-  const capLen = buf.readUInt32LE(lengths + 4 * CallField.ClientCapabilities);
-  const irLen = buf.readUInt32LE(lengths + 4 * CallField.InputResponses);
-  const rsLen = buf.readUInt32LE(lengths + 4 * CallField.RequestState);
+  const tsLen = getU32(buf, lengths + 4 * CallField.Tracestate);
+  const bgLen = getU32(buf, lengths + 4 * CallField.Baggage);
+  const capLen = getU32(buf, lengths + 4 * CallField.ClientCapabilities);
+  const irLen = getU32(buf, lengths + 4 * CallField.InputResponses);
+  const rsLen = getU32(buf, lengths + 4 * CallField.RequestState);
   assert(o + tsLen + bgLen + capLen + irLen + rsLen <= offset + length, 'call frame fields overrun the frame');
   into.tracestate = tsLen === 0 ? '' : readLatin1(buf, o, o + tsLen);
   o += tsLen;
@@ -257,9 +257,9 @@ export function writeResult(sink: FrameSink, kind: ResultKind, callId: number, o
   const b = sink.buf;
   b[at] = kind;
   b[at + 1] = outcome;
-  b.writeUInt16LE(status, at + 2);
-  b.writeUInt32LE(callId, at + 4);
-  b.writeUInt32LE(payloadLen, at + 8);
+  putU16(b, at + 2, status);
+  putU32(b, at + 4, callId);
+  putU32(b, at + 8, payloadLen);
   if (payloadLen > 0) writeUtf8(b, payload, at + RESULT_HEAD, payloadLen);
   sink.commit();
   return true;
@@ -277,23 +277,23 @@ export function resultFrameOutcome(buf: Buffer, offset: number): number {
 
 /** HTTP status of a result frame. */
 export function resultFrameStatus(buf: Buffer, offset: number): number {
-  return buf.readUInt16LE(offset + 2);
+  return getU16(buf, offset + 2);
 }
 
 /** Call id of a result frame. */
 export function resultFrameCallId(buf: Buffer, offset: number): number {
-  return buf.readUInt32LE(offset + 4);
+  return getU32(buf, offset + 4);
 }
 
 /** Payload length of a result frame; the payload starts at `offset + RESULT_HEAD`. */
 export function resultFramePayloadLength(buf: Buffer, offset: number): number {
-  return buf.readUInt32LE(offset + 8);
+  return getU32(buf, offset + 8);
 }
 
 /**
- * A call id: the acceptor's slot in the low bits, the slot's reuse generation above (a late frame for a
- * reused slot is dropped). Below 2^30, a Smi on every V8 build: ids up to 2^32 became heap numbers at a
- * slot's 2,048th reuse and deoptimised both threads' call path (1,024 generations: call-dispatcher onFrame).
+ * A call id: the acceptor's slot in the low bits, the slot's reuse generation above (a late frame for a reused slot is dropped).
+ * Below 2^30, a Smi on every V8 build: ids up to 2^32 became heap numbers at a slot's 2,048th reuse and deoptimised both
+ * threads' call path (why 1,024 generations suffice: call-dispatcher onFrame).
  */
 export const CALL_SLOT_BITS = 20;
 export const CALL_SLOT_MASK = (1 << CALL_SLOT_BITS) - 1;

@@ -53,6 +53,7 @@
  * capacity, so every record fits once the consumer has emptied the ring; the
  * producer's backlog therefore always drains.
  */
+import { Buffer } from 'node:buffer';
 
 /** Control-block field indices (Int32Array elements). */
 export const RingField = {

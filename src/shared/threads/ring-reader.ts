@@ -24,6 +24,7 @@
  * producer cannot reuse bytes we still read. Space is released at the end of
  * each drain pass and every capacity/4 bytes within a long one.
  */
+import { Buffer } from 'node:buffer';
 import { atomics, attachRing, HEADER_BYTES, KIND_SHIFT, LEN_MASK, RecordKind, recordBytes, releaseRole, RingField, SYNC_ROUNDS, type RingMemory } from './ring-layout.js';
 
 /**

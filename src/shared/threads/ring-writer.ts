@@ -26,6 +26,7 @@
  *  - `Atomics.load(HEAD)` (acquire) before reusing space: the reader's reads
  *    of released bytes happened before it stored HEAD.
  */
+import { Buffer } from 'node:buffer';
 import { atomics, attachRing, HEADER_BYTES, KIND_SHIFT, RecordKind, recordBytes, releaseRole, RingField, SYNC_ROUNDS, type RingMemory } from './ring-layout.js';
 
 /** What {@link RingWriter.reserve} returns when the backlog bound refuses the frame. */

@@ -10,6 +10,7 @@
  * string (in the call frame between threads, as the header to Tool
  * Services), so enabling tracing changes no other code's behaviour.
  */
+import { performance } from 'node:perf_hooks';
 import { ROOT_CONTEXT, SpanStatusCode, trace, type Span, type SpanKind } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';

@@ -9,6 +9,7 @@
  * other status with a body is discarded unread (the socket is closed rather
  * than drained).
  */
+import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import type { RefreshUpstreamAuth } from './upstream-auth.js';

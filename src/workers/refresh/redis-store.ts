@@ -6,6 +6,7 @@
  * or refresh beyond `redis.commandTimeoutMs`: no offline queue, no retries;
  * every method reports failure instead of throwing.
  */
+import { Buffer } from 'node:buffer';
 import { Redis } from 'ioredis';
 import { Type, Compile } from '../../shared/vendor/typebox.js';
 import { GatewayError } from '../../shared/errors.js';

@@ -14,6 +14,7 @@
  * No threads and no timers here: the refresh worker drives `cycle()` and
  * forwards the events; tests call it directly.
  */
+import { Buffer } from 'node:buffer';
 import { mergeRoute, type MergedRoute, type ServiceTools } from '../../shared/catalog/merge.js';
 import type { GatewayConfig, ServiceEntry } from '../../shared/config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../../shared/errors.js';

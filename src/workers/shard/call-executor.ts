@@ -6,6 +6,7 @@
  * error, crash — leaves as exactly one final frame on the same link, after
  * any streamed events of that call; a cancelled call sends nothing more.
  */
+import type { Buffer } from 'node:buffer';
 import type { Logger } from '../../shared/log.js';
 import { CallOutcome, PooledCallRequest } from '../../shared/calls.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';

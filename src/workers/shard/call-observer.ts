@@ -14,6 +14,7 @@
  * Per call it allocates nothing unless a line is logged or tracing is on:
  * its state lives in the pooled call object ({@link Observation}).
  */
+import { performance } from 'node:perf_hooks';
 import { callOutcomeLabel } from '../../shared/calls.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { Logger } from '../../shared/log.js';

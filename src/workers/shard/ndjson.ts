@@ -12,6 +12,7 @@
  *   read n   ...{"type":"log",...}\n{"type":"progress","pro│     (n+1)  gress":1}\n{"ty…
  *            complete line → decoded from the read itself   │ partial → line buffer → completed there
  */
+import { Buffer } from 'node:buffer';
 import type { StreamFrame } from './notification-forwarder.js';
 import { mapCallToolResult, toolError } from './tool-result.js';
 import type { UpstreamResult } from './upstream.js';

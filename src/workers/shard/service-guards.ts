@@ -5,6 +5,7 @@
  * down, or answers 5xx/429, opens its circuit; one that answers (even a tool
  * error or a 4xx refusal) is up.
  */
+import { performance } from 'node:perf_hooks';
 import { Gauge, type Registry } from '../../shared/vendor/prom-client.js';
 import type { GatewayConfig } from '../../shared/config/schema.js';
 import { ServiceGuard, serviceGuardOptions, type Admission, type CallVerdict, type CircuitState, type Handoff, type Permit, type ServiceGuardOptions } from './service-guard.js';

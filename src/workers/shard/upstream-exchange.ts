@@ -8,6 +8,7 @@
  * ~300 lines: every way a call can end is mapped here, next to the others,
  * so that each ends in exactly one result.
  */
+import { Buffer } from 'node:buffer';
 import type { OriginCredential } from '../../shared/auth/upstream-credentials.js';
 import { HTTP1_DEFAULTS } from './http1/agent.js';
 import { Http1FailureCode, type Http1Failure } from './http1/errors.js';

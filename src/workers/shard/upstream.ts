@@ -16,6 +16,7 @@
  *                   {"name":"x","version":"1.0.0","arguments":                         ← per tool (Target.bodyPrefix)
  *                   <argumentsJson>}                                                  ← per call
  */
+import { Buffer } from 'node:buffer';
 import type { UpstreamCredentials } from '../../shared/auth/upstream-credentials.js';
 import type { CatalogTool } from '../../shared/catalog/types.js';
 import type { CallRequest } from '../../shared/calls.js';

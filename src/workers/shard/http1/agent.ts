@@ -11,6 +11,7 @@
  * streamed in pieces, response decompression, proxies, HEAD requests (the
  * parser would wait for a body).
  */
+import { Buffer } from 'node:buffer';
 import type { Http1Failure } from './errors.js';
 import { Http1Pool, type Http1TlsOptions, type PoolOptions } from './pool.js';
 import { SlotState, type Http1Request } from './request.js';

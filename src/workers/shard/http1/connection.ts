@@ -15,6 +15,7 @@
  * here: the pool's sweeper looks at `since`, `reads` and the request's
  * deadline (see pool.ts).
  */
+import type { Buffer } from 'node:buffer';
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Http1Failure, Http1FailureCode } from './errors.js';

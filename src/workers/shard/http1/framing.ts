@@ -5,6 +5,7 @@
  * `Content-Type` is. Refuses the field combinations that let two parsers
  * disagree on where a response ends (request smuggling's mirror image).
  */
+import type { Buffer } from 'node:buffer';
 import { equalsIgnoreCase, type ResponseHead } from './response-head.js';
 
 const SP = 0x20;

@@ -23,6 +23,7 @@
  * ~310 lines: the five timeouts above and the socket accounting they act on
  * (bounded sockets, waiters, idle reaping) are one policy, kept in one place.
  */
+import type { Buffer } from 'node:buffer';
 import type { ConnectionOptions } from 'node:tls';
 import type { Http1Agent } from './agent.js';
 import { ConnState, Connection } from './connection.js';

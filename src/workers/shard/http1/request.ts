@@ -5,6 +5,7 @@
  * (one exchange at a time per slot), so a call allocates nothing here: no
  * Promise, no closure, no timer.
  */
+import type { Buffer } from 'node:buffer';
 import type { Connection } from './connection.js';
 import type { Http1Failure } from './errors.js';
 import type { ResponseHead } from './response-head.js';

@@ -14,6 +14,7 @@
  *   fields  [ nameStart, nameEnd, valueStart, valueEnd,  … ]  4 int32 per field line,
  *           offsets into `bytes`; values are already trimmed of optional whitespace.
  */
+import { Buffer } from 'node:buffer';
 
 /** Lower-cases one ASCII byte. */
 function lowerByte(b: number): number {

@@ -32,6 +32,7 @@
  * the message, `H` inside a head), whose states only make sense together;
  * the framing decision from a complete head lives in framing.ts.
  */
+import type { Buffer } from 'node:buffer';
 import { Http1FailureCode, type ParseError } from './errors.js';
 import { decideFraming } from './framing.js';
 import { ResponseHead } from './response-head.js';
@@ -320,12 +321,19 @@ export class ResponseParser {
             this.h = H.Name;
           } else return this.fail(b === LF ? 'a line ends in LF without CR' : 'invalid byte at the start of a field name');
           break;
-        case H.Name:
-          if (b === 0x3a) {
-            head.fields[4 * head.fieldCount + 1] = base + i;
-            this.h = H.ValueOws;
-          } else if (!isTchar(b)) return this.fail(b === SP || b === HTAB ? 'whitespace between a field name and the colon' : 'invalid byte in a field name');
+        case H.Name: {
+          // The rest of the name in one inner pass (names and values are most of a head's bytes).
+          let j = i;
+          while (j < stop && isTchar(buf[j] as number)) j++;
+          i = j - 1; // the loop's i++ moves past the last byte looked at
+          if (j === stop) break;
+          const c = buf[j] as number;
+          if (c !== 0x3a) return this.fail(c === SP || c === HTAB ? 'whitespace between a field name and the colon' : 'invalid byte in a field name');
+          head.fields[4 * head.fieldCount + 1] = base + j;
+          this.h = H.ValueOws;
+          i = j;
           break;
+        }
         case H.ValueOws:
           if (b === SP || b === HTAB) break;
           head.fields[4 * head.fieldCount + 2] = base + i;
@@ -338,13 +346,24 @@ export class ResponseParser {
             this.h = H.Value;
           } else return this.fail('invalid byte in a field value');
           break;
-        case H.Value:
-          if (b === CR) {
-            head.fieldCount++;
-            this.h = H.ValueLf;
-          } else if (isVchar(b)) head.fields[4 * head.fieldCount + 3] = base + i + 1;
-          else if (b !== SP && b !== HTAB) return this.fail(b === LF ? 'a line ends in LF without CR' : 'invalid byte in a field value');
+        case H.Value: {
+          // Up to the CR in one inner pass; the value ends after its last visible byte (trailing OWS is not in it).
+          let j = i;
+          let last = -1;
+          for (; j < stop; j++) {
+            const c = buf[j] as number;
+            if (c === CR) break;
+            if (isVchar(c)) last = j + 1;
+            else if (c !== SP && c !== HTAB) return this.fail(c === LF ? 'a line ends in LF without CR' : 'invalid byte in a field value');
+          }
+          if (last >= 0) head.fields[4 * head.fieldCount + 3] = base + last;
+          i = j - 1;
+          if (j === stop) break;
+          head.fieldCount++;
+          this.h = H.ValueLf;
+          i = j;
           break;
+        }
         case H.EndLf:
           if (b !== LF) return this.fail('a line ends in CR without LF');
           finished = true;
