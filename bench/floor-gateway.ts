@@ -28,7 +28,7 @@
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import type { HttpResponse } from 'uWebSockets.js';
-import { argumentsBytes } from '../src/shared/protocol/arguments-span.js';
+import { ArgumentsScan, scanArguments } from '../src/shared/protocol/arguments-span.js';
 import { createRing, RingReader, RingWriter } from '../src/shared/threads/ring.js';
 import type { Manifest } from './catalog.js';
 import { LeanPool, requestBytes, toolRequests, toolSpecs, type FloorWorkerInput, type ToolRequest } from './floor-client.js';
@@ -36,6 +36,8 @@ import { LeanPool, requestBytes, toolRequests, toolSpecs, type FloorWorkerInput,
 const FLOOR_MODES = ['inline', 'sharded'] as const;
 type FloorMode = (typeof FLOOR_MODES)[number];
 const RING_BYTES = 1024 * 1024;
+/** [start, end, nesting] of the arguments (the floor does not bound nesting). */
+const span = new Int32Array(3);
 
 /** The JSON-RPC answer around the Tool Service's body (or a gateway error). */
 function envelope(idText: string, status: number, body: Uint8Array): string {
@@ -129,7 +131,7 @@ async function runServer(): Promise<void> {
         reply(p, `{"jsonrpc":"2.0","id":${p.idText},"error":{"code":-32602,"message":"unknown tool"}}`);
         return;
       }
-      forward(p, tool, argumentsBytes(body) ?? Buffer.from(JSON.stringify(msg.params?.arguments ?? {})));
+      forward(p, tool, scanArguments(body, span) === ArgumentsScan.Found ? body.subarray(span[0], span[1]) : Buffer.from(JSON.stringify(msg.params?.arguments ?? {})));
     });
   });
   app.any('/*', (res) => {

@@ -9,6 +9,7 @@
 import { Buffer } from 'node:buffer';
 import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Reply } from '../shared/protocol/reply.js';
+import { writeUtf8 } from '../shared/threads/buffer-text.js';
 import { endAnswer } from './backpressure.js';
 
 let scratch = Buffer.allocUnsafe(64 * 1024);
@@ -51,28 +52,35 @@ const SSE_SUFFIX = Buffer.from('\n\n');
 /**
  * `{"jsonrpc":"2.0","id":<idText>,"result"|"error":<payload>}` in the scratch
  * buffer, optionally framed as one SSE `message` event. `payload` is a view
- * that may be valid only until this returns: it is copied here.
+ * that may be valid only until this returns: it is copied here (with
+ * `Uint8Array#set`, and the id with `writeUtf8`: see buffer-text.ts).
  */
 export function assembleRpcAnswer(idText: string, isError: boolean, payload: Uint8Array, sse: boolean): Uint8Array {
-  const buf = ensure(SSE_PREFIX.length + RPC_HEAD.length + idText.length * 3 + ERROR_MEMBER.length + payload.length + 1 + SSE_SUFFIX.length);
+  const member = isError ? ERROR_MEMBER : RESULT_MEMBER;
+  const idMax = idText.length * 3;
+  const buf = ensure(SSE_PREFIX.length + RPC_HEAD.length + idMax + member.length + payload.length + 1 + SSE_SUFFIX.length);
   let o = 0;
-  if (sse) o += SSE_PREFIX.copy(buf, o);
-  o += RPC_HEAD.copy(buf, o);
-  o += buf.write(idText, o, 'utf8');
-  o += (isError ? ERROR_MEMBER : RESULT_MEMBER).copy(buf, o);
-  buf.set(payload, o);
-  o += payload.length;
+  if (sse) o = put(buf, SSE_PREFIX, 0);
+  o = put(buf, RPC_HEAD, o);
+  o += writeUtf8(buf, idText, o, idMax);
+  o = put(buf, member, o);
+  o = put(buf, payload, o);
   buf[o++] = 0x7d; // }
-  if (sse) o += SSE_SUFFIX.copy(buf, o);
+  if (sse) o = put(buf, SSE_SUFFIX, o);
   return buf.subarray(0, o);
 }
 
 /** One SSE `message` event around a complete JSON-RPC message (a notification), in the scratch buffer. */
 export function assembleSseEvent(message: Uint8Array): Uint8Array {
   const buf = ensure(SSE_PREFIX.length + message.length + SSE_SUFFIX.length);
-  let o = SSE_PREFIX.copy(buf, 0);
-  buf.set(message, o);
-  o += message.length;
-  o += SSE_SUFFIX.copy(buf, o);
+  let o = put(buf, SSE_PREFIX, 0);
+  o = put(buf, message, o);
+  o = put(buf, SSE_SUFFIX, o);
   return buf.subarray(0, o);
+}
+
+/** Copies `bytes` to `buf` at `at`; the offset after them. */
+function put(buf: Uint8Array, bytes: Uint8Array, at: number): number {
+  buf.set(bytes, at);
+  return at + bytes.length;
 }

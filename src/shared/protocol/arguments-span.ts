@@ -1,15 +1,18 @@
 /**
- * Where the bytes of `params.arguments` are in a `tools/call` body, so the
- * acceptor can hand the shard the client's own bytes instead of
- * re-serialising the parsed object (`JSON.stringify` of a small argument
- * object cost more than scanning the whole body for it).
+ * Where the bytes of `params.arguments` are in a `tools/call` body, and how
+ * deeply they nest, so the acceptor can hand the shard the client's own bytes
+ * instead of re-serialising the parsed object (`JSON.stringify` of a small
+ * argument object cost more than scanning the whole body for it).
  *
  * The body was already accepted by `JSON.parse`, so the scanner only needs to
- * find member boundaries: one pass over bytes, no recursion (nested values
- * are skipped by a depth counter, strings by their escapes), no allocation.
- * Like `JSON.parse`, the last of duplicate members wins. A key written with
- * escapes (`"\u0070arams"`) is not compared: the scan gives up (`null`) and
- * the caller serialises the parsed value instead — rare, and never wrong.
+ * find member boundaries: one pass over the bytes with a depth counter (no
+ * recursion, no allocation), strings skipped by their escapes. It measures the
+ * arguments' nesting in the same pass: the separate passes it replaced read
+ * the arguments' bytes three times (~12k instructions of a `tools/call` on the
+ * acceptor by `bench/instructions.ts`). Like `JSON.parse`, the last of
+ * duplicate members wins. A key written with escapes (`"\u0070arams"`) at the
+ * two levels compared is not decoded: the scan gives up and the caller
+ * serialises the parsed value instead — rare, and never wrong.
  *
  *   { … "params" : { … "arguments" : <value> … } … }
  *                                    ^ start   ^ end
@@ -40,33 +43,14 @@ function skipString(b: Uint8Array, i: number, n: number): number {
   return -1;
 }
 
-/** Index after the value starting at `i`; -1 if malformed. */
-function skipValue(b: Uint8Array, i: number, n: number): number {
-  const c = b[i];
-  if (c === QUOTE) return skipString(b, i, n);
-  if (c !== 0x7b && c !== 0x5b) {
-    while (i < n) {
-      const d = b[i] as number;
-      if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
-      i++;
-    }
-    return i;
-  }
-  let depth = 0;
+/** Index after the scalar (number, true, false, null) starting at `i`. */
+function skipScalar(b: Uint8Array, i: number, n: number): number {
   while (i < n) {
     const d = b[i] as number;
-    if (d === QUOTE) {
-      i = skipString(b, i, n);
-      if (i < 0) return -1;
-      continue;
-    }
-    if (d === 0x7b || d === 0x5b) depth++;
-    else if (d === 0x7d || d === 0x5d) {
-      if (--depth === 0) return i + 1;
-    }
+    if (d === 0x2c || d === 0x7d || d === 0x5d || isSpace(d)) break;
     i++;
   }
-  return -1;
+  return i;
 }
 
 /** Whether the key string at [start, end) (quotes excluded) is exactly `name`; null when it has escapes. */
@@ -77,57 +61,99 @@ function keyIs(b: Uint8Array, start: number, end: number, name: Uint8Array): boo
   return true;
 }
 
-/**
- * [start, end) of the value of the last `name` member of the object at `i`,
- * or -1 (absent), or -2 (a key with escapes: undecidable here).
- */
-function memberSpan(b: Uint8Array, i: number, n: number, name: Uint8Array, out: Int32Array): number {
-  i = skipSpace(b, i, n);
-  if (b[i] !== 0x7b) return -1;
-  let found = -1;
-  i = skipSpace(b, i + 1, n);
-  if (b[i] === 0x7d) return found;
-  for (;;) {
-    if (b[i] !== QUOTE) return -2;
-    const keyEnd = skipString(b, i, n);
-    if (keyEnd < 0) return -2;
-    const match = keyIs(b, i + 1, keyEnd - 1, name);
-    if (match === null) return -2;
-    i = skipSpace(b, keyEnd, n);
-    if (b[i] !== 0x3a) return -2;
-    i = skipSpace(b, i + 1, n);
-    const end = skipValue(b, i, n);
-    if (end <= i) return -2;
-    if (match) {
-      out[0] = i;
-      out[1] = end;
-      found = 0;
-    }
-    i = skipSpace(b, end, n);
-    if (b[i] === 0x2c) i = skipSpace(b, i + 1, n);
-    else if (b[i] === 0x7d) return found;
-    else return -2;
-  }
+/** What {@link scanArguments} found. */
+export const enum ArgumentsScan {
+  /** `span` holds [start, end, nesting depth] of the last `params.arguments`. */
+  Found = 0,
+  Absent = -1,
+  /** A compared key has escapes, or the bytes are not the JSON they should be. */
+  Undecidable = -2,
 }
 
-const span = new Int32Array(2);
-
 /**
- * The bytes of `params.arguments` in a JSON-RPC body that `JSON.parse`
- * accepted, as a view into `body`; null when absent or not decidable.
+ * One pass over `b`: [start, end) of the value of the last `arguments` member
+ * of the last `params` member of the top-level object, and the number of
+ * objects/arrays it nests (0 for a scalar), into `span`.
+ *
+ * Depth 1 is the top-level object, depth 2 the `params` object. A string at
+ * those depths is a key exactly when the token before it is `{` or `,` (the
+ * grammar puts a `:` or `[` before a value), so `expectKey` needs no stack.
  */
-export function argumentsBytes(body: Uint8Array): Uint8Array | null {
-  const n = body.length;
-  if (memberSpan(body, 0, n, PARAMS, span) !== 0) return null;
-  const paramsStart = span[0] as number;
-  const paramsEnd = span[1] as number;
-  if (memberSpan(body, paramsStart, paramsEnd, ARGUMENTS, span) !== 0) return null;
-  return body.subarray(span[0] as number, span[1] as number);
+export function scanArguments(b: Uint8Array, span: Int32Array): ArgumentsScan {
+  const n = b.length;
+  let i = skipSpace(b, 0, n);
+  if (b[i] !== 0x7b) return ArgumentsScan.Absent;
+  let depth = 0;
+  let expectKey = false;
+  let paramsKey = false; // the current depth-1 member is `params`
+  let inParams = false; // depth 2 is the object of the last `params` member
+  let argumentsKey = false; // the current depth-2 member (in params) is `arguments`
+  let start = -1; // while an arguments object/array is open: where it started
+  let nesting = 0;
+  let found = ArgumentsScan.Absent;
+  for (; i < n; i++) {
+    const c = b[i] as number;
+    if (c === QUOTE) {
+      const end = skipString(b, i, n);
+      if (end < 0) return ArgumentsScan.Undecidable;
+      if (expectKey && (depth === 1 || (depth === 2 && inParams))) {
+        const match = keyIs(b, i + 1, end - 1, depth === 1 ? PARAMS : ARGUMENTS);
+        if (match === null) return ArgumentsScan.Undecidable;
+        if (depth === 1) paramsKey = match;
+        else argumentsKey = match;
+        expectKey = false;
+      }
+      i = end - 1;
+    } else if (c === 0x3a) {
+      expectKey = false;
+      if (depth === 1 && paramsKey) {
+        found = ArgumentsScan.Absent; // a later `params` replaces an earlier one whole
+      } else if (depth === 2 && inParams && argumentsKey) {
+        const v = skipSpace(b, i + 1, n);
+        const d = b[v];
+        if (d === 0x7b || d === 0x5b) {
+          start = v; // the bracket loop below closes it
+        } else {
+          const end = d === QUOTE ? skipString(b, v, n) : skipScalar(b, v, n);
+          if (end <= v) return ArgumentsScan.Undecidable;
+          span[0] = v;
+          span[1] = end;
+          span[2] = 0;
+          found = ArgumentsScan.Found;
+          i = end - 1;
+        }
+      }
+    } else if (c === 0x2c) {
+      expectKey = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      expectKey = c === 0x7b;
+      if (depth === 2) inParams = paramsKey && c === 0x7b;
+      else if (start >= 0 && depth - 2 > nesting) nesting = depth - 2;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth === 3 && start >= 0) {
+        span[0] = start;
+        span[1] = i + 1;
+        span[2] = nesting;
+        found = ArgumentsScan.Found;
+        start = -1;
+        nesting = 0;
+      } else if (depth === 2) {
+        inParams = false;
+        argumentsKey = false;
+      } else if (depth === 1) {
+        paramsKey = false;
+      }
+      depth--;
+    }
+  }
+  return found;
 }
 
 /**
  * Whether the JSON value in `bytes` nests deeper than `max` objects/arrays
  * (one pass, strings skipped; the value was already accepted by JSON.parse).
+ * For arguments {@link scanArguments} could not find.
  */
 export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
   const n = bytes.length;

@@ -6,7 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type { CallRequest } from '../calls.js';
-import { argumentsBytes as argumentsBytesIn, nestsDeeperThan } from './arguments-span.js';
+import { ArgumentsScan, nestsDeeperThan, scanArguments } from './arguments-span.js';
 import { validBaggage, validTraceparent, validTracestate } from './context-headers.js';
 import type { RequestId } from './jsonrpc.js';
 import { isMcpLogLevel, LOG_LEVEL_META_KEY, MCP_LOG_LEVELS } from './mcp-logging.js';
@@ -33,6 +33,9 @@ export interface CallArguments {
   argumentsJson: string;
 }
 
+/** [start, end, nesting] of the arguments; one per thread, read right after each scan. */
+const span = new Int32Array(3);
+
 /**
  * Fills `into` from `params.arguments` (already checked to be an object or
  * absent; `args` is its parsed value, `{}` when absent). The client's bytes
@@ -41,21 +44,24 @@ export interface CallArguments {
  * forwarded, else null.
  */
 export function readCallArguments(into: CallArguments, params: Record<string, unknown>, args: object, body: Uint8Array, maxDepth: number): string | null {
-  const present = params['arguments'] !== undefined;
-  into.argumentsBytes = present ? argumentsBytesIn(body) : null;
+  into.argumentsBytes = null;
   into.argumentsJson = '{}';
-  if (into.argumentsBytes === null && present) {
+  if (params['arguments'] === undefined) return null;
+  let tooDeep: boolean;
+  if (scanArguments(body, span) === ArgumentsScan.Found) {
+    into.argumentsBytes = body.subarray(span[0], span[1]);
+    tooDeep = (span[2] as number) > maxDepth;
+  } else {
     try {
       into.argumentsJson = JSON.stringify(args);
     } catch {
       // JSON.parse is iterative, JSON.stringify recursive: only pathological nesting gets here.
       return 'Invalid params: params.arguments nests too deeply';
     }
+    tooDeep = nestsDeeperThan(Buffer.from(into.argumentsJson), maxDepth);
   }
   // Tool Services are spared documents nested deeper than the configured bound (many parsers recurse).
-  if (nestsDeeperThan(into.argumentsBytes ?? Buffer.from(into.argumentsJson), maxDepth)) {
-    return `Invalid params: params.arguments nests deeper than ${maxDepth} levels (tools.maxArgumentsDepth)`;
-  }
+  if (tooDeep) return `Invalid params: params.arguments nests deeper than ${maxDepth} levels (tools.maxArgumentsDepth)`;
   return null;
 }
 

@@ -4,7 +4,9 @@
  * Node's per-encoding methods (`latin1Write`, `utf8Write`, `latin1Slice`,
  * `utf8Slice`) cost about half as much for the short strings of a call frame.
  * They are long-standing but undocumented, so their presence is checked once
- * and the documented API is used when they are missing.
+ * and the documented API is used when they are missing. And bytes from one
+ * buffer to another without `Buffer#copy`, which validates its offsets and
+ * was not inlined into the call path's functions (`bench/instructions.ts`).
  */
 import { Buffer } from 'node:buffer';
 
@@ -37,3 +39,9 @@ export const readLatin1: (buf: Buffer, start: number, end: number) => string = f
 export const readUtf8: (buf: Buffer, start: number, end: number) => string = fast
   ? (buf, start, end) => (buf as unknown as EncodingMethods).utf8Slice(start, end)
   : (buf, start, end) => buf.toString('utf8', start, end);
+
+/** Copies `src[from, to)` to `dst` at `at` (the caller checked that it fits); returns the bytes copied. */
+export function copyBytes(src: Uint8Array, from: number, to: number, dst: Uint8Array, at: number): number {
+  dst.set(from === 0 && to === src.length ? src : new Uint8Array(src.buffer, src.byteOffset + from, to - from), at);
+  return to - from;
+}

@@ -10,6 +10,7 @@
  */
 import { Buffer } from 'node:buffer';
 import type { OriginCredential } from '../../shared/auth/upstream-credentials.js';
+import { copyBytes, writeLatin1, writeUtf8 } from '../../shared/threads/buffer-text.js';
 import { HTTP1_DEFAULTS } from './http1/agent.js';
 import { Http1FailureCode, type Http1Failure } from './http1/errors.js';
 import type { Http1Pool } from './http1/pool.js';
@@ -197,7 +198,7 @@ export class Exchange implements ResponseHandler {
       this.body.copy(grown, 0, 0, this.bodyLength);
       this.body = grown;
     }
-    src.copy(this.body, this.bodyLength, from, to);
+    copyBytes(src, from, to, this.body, this.bodyLength);
     this.bodyLength = needed;
   }
 
@@ -227,11 +228,14 @@ export class Exchange implements ResponseHandler {
     const total = target.head.length + dynamic.length + bodyLength;
     if (total > this.request.length) this.request = Buffer.allocUnsafeSlow(Math.max(total, 2 * this.request.length, 1024));
     const buf = this.request;
-    let at = target.head.copy(buf, 0);
-    at += buf.write(dynamic, at, 'latin1');
-    at += target.bodyPrefix.copy(buf, at);
-    at += buf.write(call.argumentsJson, at, 'utf8');
-    if (extra !== '') at += buf.write(extra, at, 'utf8');
+    // `set` and the per-encoding writers: `Buffer#copy` / `Buffer#write` check their arguments and make a view per call.
+    buf.set(target.head, 0);
+    let at = target.head.length;
+    at += writeLatin1(buf, dynamic, at);
+    buf.set(target.bodyPrefix, at);
+    at += target.bodyPrefix.length;
+    at += writeUtf8(buf, call.argumentsJson, at, argBytes);
+    if (extra !== '') at += writeUtf8(buf, extra, at, total - at);
     buf[at++] = 0x7d; // }
     return buf.subarray(0, at);
   }

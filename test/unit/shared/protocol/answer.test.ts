@@ -287,6 +287,17 @@ describe('answerRequest hostile bodies', () => {
     });
   });
 
+  it('forwards arguments nested exactly tools.maxArgumentsDepth levels and refuses one more, with other members deeper', () => {
+    const nested = (levels: number): string => '{"a":'.repeat(levels - 1) + '[1]' + '}'.repeat(levels - 1);
+    const meta = `"_meta":{"x":${nested(80)}}`;
+    const at = answer(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{${meta},"name":"x","arguments":${nested(64)}}}`);
+    expect(at.kind).toBe('forward');
+    expect(at.kind === 'forward' && Buffer.from(at.argumentsBytes ?? []).toString('utf8')).toBe(nested(64));
+    expect(reply(answer(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":${nested(65)},${meta}}}`)).json).toMatchObject({
+      error: { code: -32602, message: 'Invalid params: params.arguments nests deeper than 64 levels (tools.maxArgumentsDepth)' },
+    });
+  });
+
   it('answers unclosed deep nesting as a parse error', () => {
     const r = reply(answer('['.repeat(100_000)));
     expect(r.json).toMatchObject({ id: null, error: { code: -32700 } });

@@ -1,32 +1,57 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { argumentsBytes } from '../../../../src/shared/protocol/arguments-span.js';
+import { ArgumentsScan, scanArguments } from '../../../../src/shared/protocol/arguments-span.js';
 
 const bytes = (text: string): Uint8Array => Buffer.from(text, 'utf8');
-const text = (b: Uint8Array | null): string | null => (b === null ? null : Buffer.from(b).toString('utf8'));
+const span = new Int32Array(3);
+/** The arguments' text as scanArguments delimits it, or null when it finds none. */
+const argumentsText = (body: string): string | null => {
+  const b = bytes(body);
+  return scanArguments(b, span) === ArgumentsScan.Found ? Buffer.from(b.subarray(span[0], span[1])).toString('utf8') : null;
+};
+/** How many objects/arrays the found arguments nest. */
+const nesting = (body: string): number => {
+  expect(scanArguments(bytes(body), span)).toBe(ArgumentsScan.Found);
+  return span[2] as number;
+};
+/** Objects/arrays nested in a parsed JSON value. */
+const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
 
-describe('argumentsBytes', () => {
+describe('scanArguments', () => {
   it('finds the arguments value wherever the members are, with whitespace, nesting and strings that look like keys', () => {
-    expect(text(argumentsBytes(bytes('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}}')))).toBe('{"a":1}');
-    expect(text(argumentsBytes(bytes(' { "params" : { "arguments" :\n [1, {"b":"}"}] , "name":"x" } , "id": "params"} ')))).toBe('[1, {"b":"}"}]');
-    expect(text(argumentsBytes(bytes('{"params":{"name":"arguments","x":{"arguments":0},"arguments":"str\\"ing"}}')))).toBe('"str\\"ing"');
-    expect(text(argumentsBytes(bytes('{"params":{"arguments":{"k":"ключ ✓"}}}')))).toBe('{"k":"ключ ✓"}');
+    expect(argumentsText('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}}')).toBe('{"a":1}');
+    expect(argumentsText(' { "params" : { "arguments" :\n [1, {"b":"}"}] , "name":"x" } , "id": "params"} ')).toBe('[1, {"b":"}"}]');
+    expect(argumentsText('{"params":{"name":"arguments","x":{"arguments":0},"arguments":"str\\"ing"}}')).toBe('"str\\"ing"');
+    expect(argumentsText('{"params":{"arguments":{"k":"ключ ✓"}}}')).toBe('{"k":"ключ ✓"}');
+    expect(argumentsText('{"x":{"params":{"arguments":1}},"params":{"y":[{"arguments":2}],"arguments":true}}')).toBe('true');
   });
 
   it('takes the last of duplicate members, as JSON.parse does', () => {
-    expect(text(argumentsBytes(bytes('{"params":{"arguments":{"first":1},"arguments":{"last":2}}}')))).toBe('{"last":2}');
-    expect(text(argumentsBytes(bytes('{"params":{"arguments":1},"params":{"arguments":2}}')))).toBe('2');
+    expect(argumentsText('{"params":{"arguments":{"first":1},"arguments":{"last":2}}}')).toBe('{"last":2}');
+    expect(argumentsText('{"params":{"arguments":1},"params":{"arguments":2}}')).toBe('2');
+    expect(argumentsText('{"params":{"arguments":{"a":1}},"params":{"name":"x"}}')).toBeNull();
+    expect(argumentsText('{"params":{"arguments":{"a":1}},"params":[{"arguments":2}]}')).toBeNull();
   });
 
-  it('answers null when there is nothing to splice or a key is escaped', () => {
-    expect(argumentsBytes(bytes('{"params":{"name":"x"}}'))).toBeNull();
-    expect(argumentsBytes(bytes('{"id":1}'))).toBeNull();
-    expect(argumentsBytes(bytes('[1,2]'))).toBeNull();
-    expect(argumentsBytes(bytes('{"params":{"\\u0061rguments":{}}}'))).toBeNull();
-    expect(argumentsBytes(bytes('{"p\\u0061rams":{"arguments":{}}}'))).toBeNull();
+  it('answers Absent when there is nothing to splice and Undecidable when a compared key is escaped', () => {
+    expect(scanArguments(bytes('{"params":{"name":"x"}}'), span)).toBe(ArgumentsScan.Absent);
+    expect(scanArguments(bytes('{"id":1}'), span)).toBe(ArgumentsScan.Absent);
+    expect(scanArguments(bytes('[1,2]'), span)).toBe(ArgumentsScan.Absent);
+    expect(scanArguments(bytes('{"params":{"\\u0061rguments":{}}}'), span)).toBe(ArgumentsScan.Undecidable);
+    expect(scanArguments(bytes('{"p\\u0061rams":{"arguments":{}}}'), span)).toBe(ArgumentsScan.Undecidable);
+    // Escapes in keys the scan does not compare do not matter.
+    expect(argumentsText('{"params":{"arguments":{"\\u0061":1},"x":{"\\"":2}}}')).toBe('{"\\u0061":1}');
   });
 
-  it('always yields bytes that parse to the value JSON.parse gives (property)', () => {
+  it('counts the nesting of the arguments alone, not of the members around them', () => {
+    expect(nesting('{"params":{"arguments":{}}}')).toBe(1);
+    expect(nesting('{"params":{"arguments":{"a":[{"b":[]}]},"_meta":[[[[[[1]]]]]]}}')).toBe(4);
+    expect(nesting('{"params":{"arguments":{"s":"[[[{{{"}}}')).toBe(1);
+    expect(nesting('{"params":{"arguments":{"a":[[1],[2]],"b":{"c":{}}}}}')).toBe(3);
+    expect(nesting('{"params":{"arguments":7}}')).toBe(0);
+  });
+
+  it('always yields bytes that parse to the value JSON.parse gives, with their nesting (property)', () => {
     const key = fc.constantFrom('params', 'arguments', 'name', 'id', 'x');
     fc.assert(
       fc.property(
@@ -38,9 +63,10 @@ describe('argumentsBytes', () => {
           const params = [...extra.map(([k, v]) => `${ws}${JSON.stringify(k)}${ws}:${ws}${JSON.stringify(v)}`), `"arguments":${ws}${JSON.stringify(args)}`, `"other":${JSON.stringify(other)}`];
           const body = `{${ws}"jsonrpc":"2.0","params":{${params.join(',')}}${ws}}`;
           const expected = (JSON.parse(body) as { params: { arguments: unknown } }).params.arguments;
-          const got = argumentsBytes(bytes(body));
+          const got = argumentsText(body);
           expect(got).not.toBeNull();
-          expect(JSON.parse(text(got) as string)).toEqual(expected);
+          expect(JSON.parse(got as string)).toEqual(expected);
+          expect(span[2]).toBe(depthOf(expected));
         },
       ),
       { numRuns: 2000, seed: 20261201 },

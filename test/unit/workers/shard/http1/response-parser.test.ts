@@ -93,6 +93,20 @@ describe('ResponseParser: valid responses', () => {
     ]);
   });
 
+  it('reads whole lines in one pass as it reads them byte by byte: no reason, HTAB and obs-text, OWS-only values', () => {
+    // parseEverySplit compares the whole response (lines read in one pass each) with every split (the byte states);
+    // the refusals below do the same for lines the one pass gives back to the byte states.
+    const r = parseEverySplit('HTTP/1.0 204\r\nA:\t \r\nB: x\ty\t\r\nC: caf\u00e9 \u00ff\r\n\r\n');
+    expect(r.error).toBeNull();
+    expect(r.heads[0]).toMatchObject({ status: 204, keepAlive: false });
+    expect(r.heads[0]?.fields).toEqual([
+      ['a', ''],
+      ['b', 'x\ty'],
+      ['c', 'caf\u00e9 \u00ff'],
+    ]);
+    expect(parseEverySplit('HTTP/1.1 200 \t\r\nContent-Length: 0\r\n\r\n').heads[0]?.status).toBe(200);
+  });
+
   it('reads a chunked body with extensions (token and quoted values) and a trailer section, ignoring both', () => {
     const text = CHUNKED_HEAD + '5;name=value;q="a \\" ;b"\r\nhello\r\n6 ; x=1\r\n world\r\n0;last\r\nTrailer-A: 1\r\nTrailer-B: two\r\n\r\n';
     const r = parseEverySplit(text);
