@@ -122,14 +122,12 @@ export function gateMcpRequest<S>(head: RequestHead, policy: HttpPolicy, lookup:
   if (head.host !== '' && !policy.hostAllowed(head.host)) return refuse(era, head, policy, refusal(403, 'Forbidden: Host is not allowed', 'forbidden'));
   if (head.path === '/mcp' || head.path === '/mcp/') return refuse(era, head, policy, refusal(400, 'route key is required: POST /mcp/{routeKey}', 'no_route_key'));
   const routeKey = head.path.slice('/mcp/'.length);
-  // Looked up before the pattern test: every key in the directory passed it when its source was loaded
-  // (config/load.ts, catalog/registry.ts), so only a miss needs it — which error it is.
-  const route = lookup(routeKey);
-  if (route === undefined) {
+  if (!routeKeyRe.test(routeKey)) {
     // Never echo an invalid key: it may carry markup or control characters.
-    if (!routeKeyRe.test(routeKey)) return refuse(era, head, policy, refusal(400, `invalid route key: must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`, 'bad_route_key'));
-    return refuse(era, head, policy, refusal(404, `Unknown route "${routeKey}"`, 'unknown_route'));
+    return refuse(era, head, policy, refusal(400, `invalid route key: must be a lowercase DNS label (${ROUTE_KEY_PATTERN})`, 'bad_route_key'));
   }
+  const route = lookup(routeKey);
+  if (route === undefined) return refuse(era, head, policy, refusal(404, `Unknown route "${routeKey}"`, 'unknown_route'));
   if (head.method !== 'post') {
     return now(
       refusal(405, `Method Not Allowed: ${head.method.toUpperCase()} is not served on this endpoint (stateless, no SSE stream); use POST`, 'method_not_allowed', { headers: [['allow', 'POST']] }),
