@@ -27,7 +27,7 @@
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { DEFAULT_LIMITS, type AnswerLimits, type Decision } from './answer.js';
-import { forwardCall, readCallArguments, readCallMeta } from './call-params.js';
+import { ARGUMENTS_NOT_JSON, callArgumentsValue, forwardCall, parseRequestBody, readCallArguments, readCallMeta } from './call-params.js';
 import { decodeHeaderValue, mcpNameField, paramHeaderMismatch, type ParamHeader } from './header-values.js';
 import { exactId } from './id-text.js';
 import { encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
@@ -87,7 +87,6 @@ const DISCOVER_RESULT = completeResultJson(
   }).slice(1, -1),
 );
 
-const decoder = new TextDecoder();
 const ACCEPTED = { status: 202, body: '' } as const;
 /** Bound on `requestState` (an opaque string the client echoes; the body limit bounds it too). */
 export const MAX_REQUEST_STATE = 64 * 1024;
@@ -114,7 +113,7 @@ export function freshnessMs(builtAt: number, policy: FreshnessPolicy): number {
 export function answerModernRequest(body: Uint8Array, route: ModernListSource, head: ModernHead, freshness: FreshnessPolicy, limits: AnswerLimits = DEFAULT_LIMITS): ModernDecision {
   let message: unknown;
   try {
-    message = JSON.parse(decoder.decode(body));
+    message = parseRequestBody(body);
   } catch {
     return fail(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON', 'invalid', 400);
   }
@@ -227,7 +226,13 @@ function modernToolsCall(
   }
   const declared = route.headerParams?.get(name);
   if (declared !== undefined) {
-    const wrong = paramHeaderMismatch(declared, args, head.paramHeaders);
+    let values: unknown;
+    try {
+      values = callArgumentsValue(p, body);
+    } catch {
+      return fail(id, JsonRpcErrorCode.ParseError, ARGUMENTS_NOT_JSON, method, 400);
+    }
+    const wrong = paramHeaderMismatch(declared, values, head.paramHeaders);
     if (wrong !== null) return mismatch(id, method, wrong);
   }
   const call = forwardCall(rawId, encodeId(id), name, true);

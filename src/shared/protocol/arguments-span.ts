@@ -4,9 +4,12 @@
  * instead of re-serialising the parsed object (`JSON.stringify` of a small
  * argument object cost more than scanning the whole body for it).
  *
- * The body was already accepted by `JSON.parse`, so the scanner only needs to
- * find member boundaries: one pass over the bytes with a depth counter (no
- * recursion, no allocation), strings skipped by their escapes. It measures the
+ * It runs before any parse (call-params.ts `parseRequestBody` then parses the
+ * body without the arguments, the shard the arguments alone), and it only
+ * finds member boundaries: on bytes that are not JSON its span may be wrong,
+ * and one of those two parses refuses them. One pass over the bytes with a
+ * depth counter (no recursion, no allocation), strings skipped by their
+ * escapes. It measures the
  * arguments' nesting in the same pass: the separate passes it replaced read
  * the arguments' bytes three times (~12k instructions of a `tools/call` on the
  * acceptor by `bench/instructions.ts`). Like `JSON.parse`, the last of

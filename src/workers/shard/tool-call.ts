@@ -9,6 +9,7 @@
 import { CallOutcome, type CallRequest } from '../../shared/calls.js';
 import { UnsafePatternError } from '../../shared/catalog/linear-regexp.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
+import { ARGUMENTS_NOT_JSON } from '../../shared/protocol/call-params.js';
 import { ResultKind } from '../../shared/threads/call-frames.js';
 import { gatewayResult } from './call-result.js';
 import type { ResolvedTool, RouteRuntime } from './route-runtime.js';
@@ -31,6 +32,14 @@ function rpcError(code: number, message: string, outcome: CallOutcome = CallOutc
 
 /** The tool to call, or the answer that replaces the call. */
 export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest): ResolvedTool | Refusal {
+  // The acceptor parsed the body without the arguments object (call-params.ts parseRequestBody): its bytes are first
+  // parsed here, and bytes that are not JSON make the body not JSON — the acceptor's answer to that, with the id it read.
+  let args: unknown;
+  try {
+    args = JSON.parse(req.argumentsJson);
+  } catch {
+    return rpcError(JsonRpcErrorCode.ParseError, ARGUMENTS_NOT_JSON, CallOutcome.RpcError, 400);
+  }
   if (runtime === undefined) {
     // The route was removed (or its runtime lost) between the acceptor's lookup and now.
     return rpcError(JsonRpcErrorCode.InternalError, `route "${req.routeKey}" has no usable catalog on this shard`, CallOutcome.Rejected, 503);
@@ -43,8 +52,6 @@ export function prepareCall(runtime: RouteRuntime | undefined, req: CallRequest)
       `Tool ${JSON.stringify(req.toolName)} is ambiguous: ${resolved.versions.length} active versions (${resolved.versions.join(', ')}); the catalog must mark exactly one active`,
     );
   }
-  // The acceptor serialised an object; parsing it back cannot fail and costs less than carrying an object across threads.
-  const args: unknown = JSON.parse(req.argumentsJson);
   let valid: boolean;
   try {
     valid = resolved.validator.Check(args);

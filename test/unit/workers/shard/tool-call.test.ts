@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallOutcome } from '../../../../src/shared/calls.js';
 import { answerRequest } from '../../../../src/shared/protocol/answer.js';
+import { ARGUMENTS_NOT_JSON } from '../../../../src/shared/protocol/call-params.js';
 import type { CatalogTool } from '../../../../src/shared/catalog/types.js';
 import { mergeRoute } from '../../../../src/shared/catalog/merge.js';
 import { encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
@@ -85,6 +86,21 @@ describe('tools/call request checks (acceptor, before any hop)', () => {
     expect(c.answer.status).toBe(503);
     expect(c.answer.outcome).toBe(CallOutcome.Rejected);
     expect(c.body).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32603, message: 'route "gone" has no usable catalog on this shard' } });
+  });
+});
+
+describe('a body that is not JSON only inside its arguments object (the acceptor leaves that object to the shard)', () => {
+  it("is answered -32700, HTTP 400, by the shard, with the request's id (it was read) and nothing called", async () => {
+    for (const args of ['{"query":tru}', '{"query":"x",}', '{"query":"x"]', '{"query":"\\u12"}', '{"query":"x"\\u0001}']) {
+      const body = `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"search","arguments":${args}}}`;
+      expectRpcError(await callRaw(h, body), 400, 41, -32700, ARGUMENTS_NOT_JSON, true);
+    }
+    expect(h.svc.requests).toHaveLength(0);
+    // A malformed byte after the arguments is the acceptor's own parse error (id null), as is everything outside them.
+    expectRpcError(await callRaw(h, '{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}x'), 400, null, -32700);
+    // The same arguments, well-formed, are called.
+    await callRaw(h, '{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}');
+    expect(h.svc.requests).toHaveLength(1);
   });
 });
 
