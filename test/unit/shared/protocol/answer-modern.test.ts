@@ -186,6 +186,13 @@ describe('answerModernRequest: methods', () => {
     expect(errorOf(answer(call, { paramHeaders: [['mcp-param-region', 'us']] }))).toMatchObject({ status: 400, code: -32020 });
   });
 
+  it('tools/call with arguments that are not JSON: the shard parses them (a forward), unless Mcp-Param-* needs their values here (-32700 with the id)', () => {
+    const bad = (name: string) => JSON.stringify(rpc('tools/call', { name, arguments: { region: 'eu' } })).replace('"eu"}', '"eu",}');
+    expect(answer(bad('echo'), { mcpMethod: 'tools/call', mcpName: 'echo' })).toMatchObject({ kind: 'forward', argumentsBytes: enc.encode('{"region":"eu",}') });
+    const refused = answer(bad('regional'), { mcpMethod: 'tools/call', mcpName: 'regional', paramHeaders: [['mcp-param-region', 'eu']] });
+    expect(errorOf(refused)).toEqual({ status: 400, id: 7, code: -32700, message: 'Parse error: the body is not valid JSON (params.arguments)' });
+  });
+
   it('subscriptions/listen: a listen decision with the id as subscription id; a filter is required', () => {
     expect(answer(rpc('subscriptions/listen', { notifications: { toolsListChanged: true } }, 'sub-1'))).toEqual({
       kind: 'listen',
