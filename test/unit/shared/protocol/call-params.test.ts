@@ -49,6 +49,23 @@ describe('parseRequestBody (the acceptor parses a tools/call body without its ar
     expect(callArgumentsValue(message.params, body)).toEqual({ a: 1, b: [true, null, { c: '}' }] });
   });
 
+  it('reads the text around the arguments as decoding the whole body would: ASCII, an invalid byte, multi-byte characters', () => {
+    const around = (name: Uint8Array, args: string, tail: Uint8Array): Uint8Array =>
+      Buffer.concat([Buffer.from('{"params":{"name":"'), name, Buffer.from(`","arguments":${args}`), tail, Buffer.from('}}')]);
+    const cases = [
+      around(Buffer.from('plain'), '{"k":"v"}', Buffer.from(',"x":"y"')),
+      around(Uint8Array.of(0x61, 0xff, 0x62), '{"k":"v"}', Uint8Array.of(0x2c, 0x22, 0x78, 0x22, 0x3a, 0x22, 0x80, 0x22)), // bytes that each become one U+FFFD
+      around(Buffer.from('plain'), '{"k":"ключ"}', Buffer.from(',"x":"y"')), // characters of two bytes in the arguments only
+      around(Buffer.from('é✓'), '{"k":"v"}', Buffer.from(',"x":"ü"')), // characters of two and three bytes around them
+    ];
+    for (const body of cases) {
+      const value = jsonVerdict(body);
+      expect(value).toBeDefined();
+      expect(gatewayVerdict(body)).toEqual(value);
+      expect((parseRequestBody(body) as { params: { arguments: unknown } }).params.arguments).toEqual({});
+    }
+  });
+
   it('refuses bytes after the arguments that are not JSON, a byte-order mark included', () => {
     for (const tail of ['\ufeff}}', '}}x', ']}', '}']) {
       expect(() => parseRequestBody(Buffer.from(`{"params":{"arguments":{"a":1}${tail}`))).toThrow(SyntaxError);
