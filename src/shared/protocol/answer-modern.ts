@@ -27,7 +27,7 @@
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { DEFAULT_LIMITS, type AnswerLimits, type Decision } from './answer.js';
-import { ARGUMENTS_NOT_JSON, callArgumentsValue, forwardCall, parseRequestBody, readCallArguments, readCallMeta } from './call-params.js';
+import { ARGUMENTS_NOT_JSON, callArgumentsValue, forwardCall, mayDeferArguments, parseRequestBody, readCallArguments, readCallMeta } from './call-params.js';
 import { decodeHeaderValue, mcpNameField, paramHeaderMismatch, type ParamHeader } from './header-values.js';
 import { exactId } from './id-text.js';
 import { encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
@@ -113,7 +113,7 @@ export function freshnessMs(builtAt: number, policy: FreshnessPolicy): number {
 export function answerModernRequest(body: Uint8Array, route: ModernListSource, head: ModernHead, freshness: FreshnessPolicy, limits: AnswerLimits = DEFAULT_LIMITS): ModernDecision {
   let message: unknown;
   try {
-    message = parseRequestBody(body);
+    message = parseRequestBody(body, mayDeferArguments(body, head.mcpMethod));
   } catch {
     return fail(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON', 'invalid', 400);
   }

@@ -8,7 +8,7 @@
 import assert from 'node:assert';
 import { DEFAULTS } from '../config/defaults.js';
 import { JsonRpcErrorCode } from '../errors.js';
-import { forwardCall, parseRequestBody, readCallArguments, readCallMeta, type ForwardCall } from './call-params.js';
+import { forwardCall, mayDeferArguments, parseRequestBody, readCallArguments, readCallMeta, type ForwardCall } from './call-params.js';
 import { exactId } from './id-text.js';
 import { clientResponseValidator, encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';
 import { INITIALIZE_PROTOCOL_VERSIONS, isNegotiableProtocolVersion, LATEST_LEGACY_PROTOCOL_VERSION, LEGACY_SERVER_CAPABILITIES, SERVER_INFO, SERVER_INSTRUCTIONS } from './mcp.js';
@@ -53,7 +53,7 @@ export const DEFAULT_LIMITS: AnswerLimits = { maxArgumentsDepth: DEFAULTS.tools.
 export function answerRequest(body: Uint8Array, route: ListSource, limits: AnswerLimits = DEFAULT_LIMITS): Decision {
   let message: unknown;
   try {
-    message = parseRequestBody(body);
+    message = parseRequestBody(body, mayDeferArguments(body, null));
   } catch {
     return error(null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not valid JSON');
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callArgumentsValue, parseRequestBody } from '../../../../src/shared/protocol/call-params.js';
+import { callArgumentsValue, mayDeferArguments, parseRequestBody } from '../../../../src/shared/protocol/call-params.js';
 
 /**
  * What the gateway makes of a body: the acceptor's parse (arguments object left
@@ -10,7 +10,7 @@ import { callArgumentsValue, parseRequestBody } from '../../../../src/shared/pro
 function gatewayVerdict(body: Uint8Array): unknown {
   let message: unknown;
   try {
-    message = parseRequestBody(body);
+    message = parseRequestBody(body, true);
   } catch {
     return undefined;
   }
@@ -44,7 +44,7 @@ const STRUCTURAL = [...'{}[]":,\\ \n ae1-'].map((c) => c.charCodeAt(0)).concat([
 describe('parseRequestBody (the acceptor parses a tools/call body without its arguments object)', () => {
   it('leaves the arguments object out and finds it again from its bytes', () => {
     const body = Buffer.from(SEEDS[0] as string);
-    const message = parseRequestBody(body) as { params: Record<string, unknown> };
+    const message = parseRequestBody(body, true) as { params: Record<string, unknown> };
     expect(message.params['arguments']).toEqual({});
     expect(callArgumentsValue(message.params, body)).toEqual({ a: 1, b: [true, null, { c: '}' }] });
   });
@@ -62,16 +62,28 @@ describe('parseRequestBody (the acceptor parses a tools/call body without its ar
       const value = jsonVerdict(body);
       expect(value).toBeDefined();
       expect(gatewayVerdict(body)).toEqual(value);
-      expect((parseRequestBody(body) as { params: { arguments: unknown } }).params.arguments).toEqual({});
+      expect((parseRequestBody(body, true) as { params: { arguments: unknown } }).params.arguments).toEqual({});
     }
   });
 
   it('refuses bytes after the arguments that are not JSON, a byte-order mark included', () => {
     for (const tail of ['\ufeff}}', '}}x', ']}', '}']) {
-      expect(() => parseRequestBody(Buffer.from(`{"params":{"arguments":{"a":1}${tail}`))).toThrow(SyntaxError);
+      expect(() => parseRequestBody(Buffer.from(`{"params":{"arguments":{"a":1}${tail}`), true)).toThrow(SyntaxError);
     }
     // A leading byte-order mark is dropped, as for every body (such a body is parsed whole).
-    expect(parseRequestBody(Buffer.from('\ufeff{"params":{"arguments":{"a":1}}}'))).toEqual({ params: { arguments: { a: 1 } } });
+    expect(parseRequestBody(Buffer.from('\ufeff{"params":{"arguments":{"a":1}}}'), true)).toEqual({ params: { arguments: { a: 1 } } });
+  });
+
+  it('splits only bodies of 128 bytes or more that may be a tools/call (a 2026-07-28 request says so in Mcp-Method)', () => {
+    expect(mayDeferArguments(new Uint8Array(127), null)).toBe(false);
+    expect(mayDeferArguments(new Uint8Array(128), null)).toBe(true);
+    expect(mayDeferArguments(new Uint8Array(128), ' tools/call\t')).toBe(true);
+    for (const header of ['tools/list', '', 'tools/callx']) expect(mayDeferArguments(new Uint8Array(4096), header)).toBe(false);
+    // Parsed whole, the arguments are the body's own and nothing is deferred.
+    const body = Buffer.from('{"params":{"arguments":{"a":[1,2]}}}');
+    const message = parseRequestBody(body, false) as { params: Record<string, unknown> };
+    expect(message.params['arguments']).toEqual({ a: [1, 2] });
+    expect(callArgumentsValue(message.params, body)).toEqual({ a: [1, 2] });
   });
 
   it('together with the shard parse of the arguments, accepts exactly the bodies JSON.parse accepts, with the same value (property)', () => {

@@ -91,9 +91,13 @@ describe('tools/call request checks (acceptor, before any hop)', () => {
 
 describe('a body that is not JSON only inside its arguments object (the acceptor leaves that object to the shard)', () => {
   it("is answered -32700, HTTP 400, by the shard, with the request's id (it was read) and nothing called", async () => {
+    // Bodies of 128 bytes or more are split (call-params.ts DEFER_MIN_BYTES): the padding member gets them there.
+    const pad = '"note":"long enough for the acceptor to leave the arguments to the shard",';
     for (const args of ['{"query":tru}', '{"query":"x",}', '{"query":"x"]', '{"query":"\\u12"}', '{"query":"x"\\u0001}']) {
-      const body = `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"search","arguments":${args}}}`;
+      const body = `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"search","arguments":{${pad}${args.slice(1)}}}`;
       expectRpcError(await callRaw(h, body), 400, 41, -32700, ARGUMENTS_NOT_JSON, true);
+      // A shorter body is parsed whole on the acceptor: its own parse error, id null.
+      expectRpcError(await callRaw(h, body.replace(pad, '')), 400, null, -32700, 'Parse error: the body is not valid JSON');
     }
     expect(h.svc.requests).toHaveLength(0);
     // A malformed byte after the arguments is the acceptor's own parse error (id null), as is everything outside them.
