@@ -9,10 +9,9 @@
  * finds member boundaries: on bytes that are not JSON its span may be wrong,
  * and one of those two parses refuses them. One pass over the bytes with a
  * depth counter (no recursion, no allocation), strings skipped by their
- * escapes. It measures the
- * arguments' nesting in the same pass: the separate passes it replaced read
- * the arguments' bytes three times (~12k instructions of a `tools/call` on the
- * acceptor by `bench/instructions.ts`). Like `JSON.parse`, the last of
+ * escapes. It measures the arguments' nesting in the same pass: the separate
+ * passes it replaced read the arguments' bytes three times (~12k instructions
+ * of a `tools/call` on the acceptor by `bench/instructions.ts`). Like `JSON.parse`, the last of
  * duplicate members wins. A key written with escapes (`"\u0070arams"`) at the
  * two levels compared is not decoded: the scan gives up and the caller
  * serialises the parsed value instead — rare, and never wrong.
