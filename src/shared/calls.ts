@@ -29,15 +29,23 @@ export function callOutcomeLabel(outcome: number): string {
 }
 
 /**
+ * The `-32700` message for a split body (ADR-0022) whose only bytes that are
+ * not JSON are its arguments object: the shard answers it when its parse
+ * fails, the acceptor when a 2026-07-28 `Mcp-Param-*` check parses them first.
+ */
+export const ARGUMENTS_NOT_JSON = 'Parse error: the body is not valid JSON (params.arguments)';
+
+/**
  * What the acceptor hands a shard for one `tools/call`, already checked:
  * the envelope and `params` were validated on the acceptor, the context
- * headers were validated at the edge (invalid ones dropped), `argumentsJson`
- * is the JSON text of an object.
+ * headers were validated at the edge (invalid ones dropped). `argumentsJson`
+ * is what the client sent as the arguments object, parsed by nobody yet when
+ * the acceptor split the body (ADR-0022): the shard's parse is its check.
  */
 export interface CallRequest {
   routeKey: string;
   toolName: string;
-  /** JSON text of `params.arguments` (an object; `{}` when absent). */
+  /** Text of the `params.arguments` object as the client sent it (`{}` when absent); may be not JSON (see {@link ARGUMENTS_NOT_JSON}). */
   argumentsJson: string;
   /** `x-request-id` sent to the Tool Service (the client's, when valid, else generated). */
   requestId: string;

@@ -24,10 +24,11 @@
  * server/utilities/logging.mdx, basic/patterns/mrtr.mdx,
  * basic/patterns/subscriptions.mdx.
  */
+import { ARGUMENTS_NOT_JSON } from '../calls.js';
 import type { HeaderParam } from '../catalog/x-mcp-header.js';
 import { JsonRpcErrorCode } from '../errors.js';
 import { DEFAULT_LIMITS, type AnswerLimits, type Decision } from './answer.js';
-import { ARGUMENTS_NOT_JSON, callArgumentsValue, forwardCall, mayDeferArguments, parseRequestBody, readCallArguments, readCallMeta } from './call-params.js';
+import { callArgumentsValue, forwardCall, mayDeferArguments, parseRequestBody, readCallArguments, readCallMeta } from './call-params.js';
 import { decodeHeaderValue, mcpNameField, paramHeaderMismatch, type ParamHeader } from './header-values.js';
 import { exactId } from './id-text.js';
 import { encodeId, envelopeValidator, resultReply, rpcErrorReply, type ExactId, type RequestId } from './jsonrpc.js';

@@ -34,9 +34,6 @@ export interface CallArguments {
   argumentsJson: string;
 }
 
-/** The parse error for a body whose only part that is not JSON is its deferred arguments (see {@link parseRequestBody}). */
-export const ARGUMENTS_NOT_JSON = 'Parse error: the body is not valid JSON (params.arguments)';
-
 /** [start, end, nesting] of the arguments; one per thread, read right after each scan. */
 const span = new Int32Array(3);
 /** What the last {@link parseRequestBody} found of `params.arguments` (one per thread, read by the same request's checks); null: not scanned. */

@@ -6,10 +6,9 @@
  * JSON-RPC envelope of the answer: this module produces only the `result`
  * or `error` member. Pure: callable from a unit test with no thread and no HTTP.
  */
-import { CallOutcome, type CallRequest } from '../../shared/calls.js';
+import { ARGUMENTS_NOT_JSON, CallOutcome, type CallRequest } from '../../shared/calls.js';
 import { UnsafePatternError } from '../../shared/catalog/linear-regexp.js';
 import { JsonRpcErrorCode } from '../../shared/errors.js';
-import { ARGUMENTS_NOT_JSON } from '../../shared/protocol/call-params.js';
 import { ResultKind } from '../../shared/threads/call-frames.js';
 import { gatewayResult } from './call-result.js';
 import type { ResolvedTool, RouteRuntime } from './route-runtime.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallOutcome } from '../../../../src/shared/calls.js';
 import { answerRequest } from '../../../../src/shared/protocol/answer.js';
-import { ARGUMENTS_NOT_JSON } from '../../../../src/shared/protocol/call-params.js';
+import { ARGUMENTS_NOT_JSON } from '../../../../src/shared/calls.js';
 import type { CatalogTool } from '../../../../src/shared/catalog/types.js';
 import { mergeRoute } from '../../../../src/shared/catalog/merge.js';
 import { encodeSnapshot } from '../../../../src/shared/snapshot/layout.js';
