@@ -117,12 +117,12 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
       const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
       if (started !== undefined) comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
     }
-  }
-  if (wantCall) {
-    // The one tool the row calls. Its per-request cost is the SDK's per-server set-up (a new Ajv per
-    // McpServer, by profile), not tool registration: 1 and 50 tools measured within 10 % of each other.
-    const sdk = await tryStart(state, 'sdk', ['call'], () => startNodeServer('sdk-server', 'sdk-server.js', upstreamArgs(1), primary));
-    if (sdk !== undefined) comparators.push({ started: sdk, kind: 'sdk', key: 'sdk', name: `MCP SDK stateless server${primary.tag}`, runtime: primary });
+    // The memory reference runs on every runtime, as the inline gateway does: a runtime's own heap defaults
+    // (Node 24's 32 MB semi-spaces, its larger binary) move every server's RSS, and "peak RSS ÷ SDK" compares
+    // designs on one runtime. The one tool the row calls: its per-request cost is the SDK's per-server set-up
+    // (a new Ajv per McpServer, by profile), not tool registration: 1 and 50 tools measured within 10 %.
+    const sdk = await tryStart(state, `sdk${suffix}`, ['call'], () => startNodeServer(`sdk-server${suffix}`, 'sdk-server.js', upstreamArgs(1), runtime));
+    if (sdk !== undefined) comparators.push({ started: sdk, kind: 'sdk', key: `sdk${suffix}`, name: `MCP SDK stateless server${runtime.tag}`, runtime });
   }
   if (authGateway !== undefined) gateways.push(authGateway);
   all.push(...gateways.map((g) => g.started), ...comparators.map((c) => c.started));

@@ -46,8 +46,9 @@ export const USAGE = `usage: node dist/bench/run.js [options]   (quick: node dis
                     a variant (…-modern, …-auth, …-jwt) also runs the row it is divided by (list50 or call)
   --node PATH       Node binary the servers run on (MCP_BENCH_NODE; default: this bench's node)
   --compare-node PATH
-                    also run the gateway and the inline gateway on this Node binary, in the
-                    same run, reported side by side (MCP_BENCH_COMPARE_NODE)
+                    also run the gateway and its tools/call comparators (inline gateway,
+                    floors, SDK server) on this Node binary, in the same run, reported side
+                    by side (MCP_BENCH_COMPARE_NODE)
   --sweep           instead: tools/list 50 + tools/call for several acceptors×shards combos
   --combos LIST     sweep combos as AxS, e.g. 1x1,1x2,2x2 (BENCH_COMBOS; default from the core count)
   --no-write        print only; do not write bench/results or docs/bench (quick never writes)

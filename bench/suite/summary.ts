@@ -161,8 +161,13 @@ export function allSummaries(state: RunState): Summary[] {
   for (const w of workloads) {
     const rows = ROLE_ORDER.flatMap((role) => [...new Set(state.runs.filter((r) => r.workload === w && r.role === role).map((r) => r.key))]);
     const summaries = rows.map((key) => summarize(state.runs, w, key, state.idleRssKb)).filter((s): s is Summary => s !== undefined);
-    const sdk = summaries.find((s) => s.kind === 'sdk');
-    if (sdk !== undefined) for (const s of summaries) if (s !== sdk && s.role !== 'baseline') s.rssVsSdk = s.peakRssMiB / sdk.peakRssMiB;
+    const sdks = summaries.filter((s) => s.kind === 'sdk');
+    for (const s of summaries) {
+      if (s.kind === 'sdk' || s.role === 'baseline') continue;
+      // The SDK server on the row's runtime; a run that has it on one runtime only divides by that one.
+      const sdk = sdks.find((r) => r.runtime === s.runtime) ?? sdks[0];
+      if (sdk !== undefined) s.rssVsSdk = s.peakRssMiB / sdk.peakRssMiB;
+    }
     out.push(...summaries);
   }
   return out;

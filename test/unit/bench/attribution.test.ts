@@ -124,6 +124,18 @@ describe('ratios and targets', () => {
     run({ workload: 'call', role: 'gateway', kind: 'gateway', key: 'gateway-2', runtime: 'v24', repeat: 1, cpuMicrosPerReq: 30, reqPerSec: 14_000, p99Ms: 12 }),
   ];
 
+  it("divides each row's peak RSS by the SDK server on the row's runtime, or by the only SDK row there is", () => {
+    const sdk24 = run({ workload: 'call', role: 'reference', kind: 'sdk', key: 'sdk-2', runtime: 'v24', repeat: 1, runPeakRssKb: 400 * 1024 });
+    const find = (rows: Summary[], key: string): Summary | undefined => rows.find((s) => s.key === key);
+    const both = allSummaries(state([...callRuns(30, 100), sdk24]));
+    // gateway-2 peaks at 100 MiB (run's default): ÷ 400 on v24, not ÷ 200 on v20.
+    expect(find(both, 'gateway-2')?.rssVsSdk).toBeCloseTo(0.25);
+    expect(find(both, 'inline-2')?.rssVsSdk).toBeCloseTo(0.25);
+    expect(find(both, 'gateway')?.rssVsSdk).toBeCloseTo(0.5);
+    expect(find(both, 'sdk-2')?.rssVsSdk).toBeUndefined();
+    expect(find(allSummaries(state(callRuns(30, 100))), 'gateway-2')?.rssVsSdk).toBeCloseTo(0.5);
+  });
+
   it('compares each gateway with the inline gateway on its own runtime', () => {
     const rows = allSummaries(state(callRuns(30, 100)));
     const find = (key: string): Summary | undefined => rows.find((s) => s.key === key);
