@@ -46,7 +46,9 @@ function runtimesText(runtimes: Runtime[]): string {
   if (primary === undefined) return '';
   const same = primary.node === process.execPath;
   const head = `servers on node ${primary.version}${same ? '' : ` (${primary.node})`}`;
-  return others.length === 0 ? head : `${head}; the gateway and its tools/call comparators (inline gateway, floors, SDK server) also on ${others.map((r) => `node ${r.version} (${r.node})`).join(', ')}`;
+  return others.length === 0
+    ? head
+    : `${head}; the gateway and its tools/call comparators (inline gateway, floors, SDK server) also on ${others.map((r) => `node ${r.version} (${r.node})`).join(', ')}`;
 }
 
 /** One paragraph: machine, runtimes, revision, knobs. */
