@@ -6,6 +6,9 @@
  * calls Tool Services on its own HTTP/1.1 client (ADR-0005), the refresh
  * worker fetches on `node:http` (src/workers/refresh/http-get.ts), and an
  * acceptor imports it with its first remote JWKS fetch (jwt-verifier.ts).
+ * Nor do the shard and the refresh worker load the configuration loader
+ * (the YAML parser, the compiled configuration schema): the main thread
+ * hands them the validated configuration.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -44,5 +47,20 @@ describe('no thread loads undici at start', () => {
     const graph = staticGraph(entry);
     expect(graph.size).toBeGreaterThan(10);
     expect(graph.has(UNDICI)).toBe(false);
+  });
+});
+
+describe('only the main thread loads the configuration loader', () => {
+  const LOADER = ['src/shared/config/load.ts', 'src/shared/vendor/yaml.ts'];
+
+  it('the scan finds the loader where it is imported', () => {
+    const graph = staticGraph('src/main/cli.ts');
+    for (const file of LOADER) expect(graph.has(file)).toBe(true);
+  });
+
+  it.each(['src/workers/refresh/refresh-worker.ts', 'src/workers/shard/shard-worker.ts'])('%s', (entry) => {
+    const graph = staticGraph(entry);
+    expect(graph.size).toBeGreaterThan(10);
+    for (const file of LOADER) expect(graph.has(file), file).toBe(false);
   });
 });

@@ -13,7 +13,7 @@
  * tool themselves, so the gateway does it first and says why.
  */
 import { Type, Compile } from '../vendor/typebox.js';
-import { normaliseOrigin } from '../config/load.js';
+import { normaliseOrigin } from '../config/origin.js';
 import type { ServiceEntry } from '../config/schema.js';
 import { deeperThan, shortPointer } from './json-depth.js';
 import { jsonSchemaProblems } from './json-schema-check.js';

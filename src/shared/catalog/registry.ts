@@ -5,7 +5,7 @@
  * the Portal and from Redis, and static mode builds one from the config.
  */
 import { Type, Compile } from '../vendor/typebox.js';
-import { normaliseOrigin } from '../config/load.js';
+import { normaliseOrigin } from '../config/origin.js';
 import { ROUTE_KEY_PATTERN, ServiceEntrySchema, type ServiceEntry } from '../config/schema.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
 

@@ -15,6 +15,7 @@ import { authConfigProblems } from '../auth/config-schema.js';
 import { GatewayError, GatewayErrorCode } from '../errors.js';
 import { cpuBudget } from './cpu-budget.js';
 import { DEFAULTS } from './defaults.js';
+import { normaliseOrigin } from './origin.js';
 import { ConfigSchema, ROUTE_KEY_PATTERN, type GatewayConfig } from './schema.js';
 import { isServiceLinkVariable } from './service-links.js';
 
@@ -306,17 +307,6 @@ function semanticProblems(config: GatewayConfig): string[] {
   }
   problems.push(...authConfigProblems(config.auth, routeKeyRe));
   return problems;
-}
-
-/** `scheme://host:port` of an http(s) URL, or null when it is not one. */
-export function normaliseOrigin(url: string): string | null {
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-    return u.origin;
-  } catch {
-    return null;
-  }
 }
 
 function deepFreeze<T>(value: T): T {
