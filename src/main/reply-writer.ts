@@ -11,6 +11,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Reply } from '../shared/protocol/reply.js';
 import { writeUtf8 } from '../shared/threads/buffer-text.js';
 import { endAnswer } from './backpressure.js';
+import { appendTail } from './list-templates.js';
 
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
@@ -19,7 +20,10 @@ function ensure(need: number): Buffer {
   return scratch;
 }
 
+/** `body` + `tail`: in the template's own room when it has one (list-templates.ts), else copied into the scratch. */
 function joined(body: Uint8Array, tail: string): Uint8Array {
+  const inPlace = appendTail(body, tail);
+  if (inPlace !== null) return inPlace;
   const buf = ensure(body.length + tail.length * 3);
   buf.set(body, 0);
   const n = buf.write(tail, body.length, 'utf8');

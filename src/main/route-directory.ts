@@ -7,13 +7,13 @@
  * a request that took an entry keeps a consistent route + snapshot pair to
  * its end.
  */
-import { Buffer } from 'node:buffer';
 import type { HeaderParam } from '../shared/catalog/x-mcp-header.js';
 import type { ListSource } from '../shared/protocol/answer.js';
 import type { ModernListSource } from '../shared/protocol/answer-modern.js';
 import type { RouteEntry } from '../shared/protocol/gate.js';
 import { acceptorSections } from '../shared/snapshot/layout.js';
 import type { RouteUnavailable, RouteUpdate } from '../shared/threads/messages.js';
+import { templateWithRoom } from './list-templates.js';
 
 /** What an acceptor answers from, in this thread's memory: both eras' `tools/list` templates and what modern requests check. */
 export interface AcceptorSnapshot extends ListSource, ModernListSource {
@@ -58,8 +58,10 @@ export class RouteDirectory {
    * The `tools/list` templates are copied once per publication into this
    * thread's memory: V8 copies out of a SharedArrayBuffer element by element,
    * and doing that for every answer cost 48.5 vs 31 µs CPU per 50-tool
-   * `tools/list` (ADR-0003). The copies are as immutable as the snapshot;
-   * with two eras a route costs two templates per acceptor thread.
+   * `tools/list` (ADR-0003). The copies are as immutable as the snapshot
+   * (but for the room after each, where answers append their tail:
+   * list-templates.ts); with two eras a route costs two templates per
+   * acceptor thread.
    */
   private snapshotFor(routeKey: string, buffer: SharedArrayBuffer | null): AcceptorSnapshot | null {
     if (buffer === null) {
@@ -70,6 +72,6 @@ export class RouteDirectory {
     if (current && this.sources.get(routeKey) === buffer) return current;
     this.sources.set(routeKey, buffer);
     const s = acceptorSections(buffer);
-    return { listTemplate: Buffer.from(s.listTemplate), modernListTemplate: Buffer.from(s.modernListTemplate), builtAt: s.builtAt, headerParams: s.headerParams };
+    return { listTemplate: templateWithRoom(s.listTemplate), modernListTemplate: templateWithRoom(s.modernListTemplate), builtAt: s.builtAt, headerParams: s.headerParams };
   }
 }

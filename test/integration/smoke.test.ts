@@ -26,4 +26,16 @@ describe('gateway smoke', () => {
     expect(result.id).toBe(7);
     expect(result.result.structuredContent.arguments).toEqual({ x: 1 });
   });
+
+  it('tools/list answers end with their own id, one after another: long, short, non-ASCII, past the room after the template', async () => {
+    // The acceptor writes each answer's id into the room after its template copy (src/main/list-templates.ts);
+    // an id too long for it takes the copying path. Every answer must be the whole list with exactly its id.
+    for (const id of ['a-rather-long-request-id-0123456789', 7, 'é→😀', 'x'.repeat(300), 'y']) {
+      const list = await mcpPost(gw, 'core', rpc('tools/list', undefined, id));
+      expect(list.status).toBe(200);
+      const answer = list.json as { id: unknown; result: { tools: Array<{ name: string }> } };
+      expect(answer.id).toBe(id);
+      expect(answer.result.tools.map((t) => t.name)).toEqual(['echo']);
+    }
+  });
 });

@@ -25,6 +25,7 @@ import { privateModernTemplate } from '../../shared/snapshot/layout.js';
 import type { Reply } from '../../shared/protocol/reply.js';
 import { AuditLog, AuthMetrics } from './auth-metrics.js';
 import { Authenticator, RequestAuth, type AuthDecision, type Refusal } from './authenticator.js';
+import { templateWithRoom } from '../list-templates.js';
 import type { Registry } from '../../shared/vendor/prom-client.js';
 
 export { RequestAuth };
@@ -100,7 +101,7 @@ export class AuthStep {
     }
     let source = byKey.get(filter.key);
     if (source === undefined) {
-      source = { listTemplate: filterListTemplate(template, (name) => filter.allows(name)) };
+      source = { listTemplate: templateWithRoom(filterListTemplate(template, (name) => filter.allows(name))) };
       if (byKey.size >= MAX_VARIANTS_PER_TEMPLATE) byKey.delete(byKey.keys().next().value as string);
       byKey.set(filter.key, source);
     }
@@ -128,7 +129,7 @@ export class AuthStep {
       const filtered = all ? template : filterListTemplate(template, allows);
       const params = snapshot.headerParams;
       source = {
-        modernListTemplate: privateModernTemplate(filtered),
+        modernListTemplate: templateWithRoom(privateModernTemplate(filtered)),
         builtAt: snapshot.builtAt,
         headerParams: params === null || all ? params : new Map([...params].filter(([name]) => allows(name))),
       };
