@@ -16,6 +16,11 @@
  *
  *   node dist/bench/instructions.js [--servers gateway,floor-sharded,floor-inline,inline]
  *        [--warmup 25000] [--calls 3000] [--connections 10] [--top 12]
+ *   node dist/bench/instructions.js --request list [--servers gateway,bare]
+ *
+ * `--request list` counts a 50-tool `tools/list` instead (the gateway and the
+ * bare uWS baseline answering the same bytes; the comparators of
+ * `tools/call` do not serve it).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,14 +32,19 @@ import { IMAGE_ENV, IMAGE_NODE_FLAGS } from '../test/deploy/deployment-constants
 import { breakdown, parseCallgrind, parsePerfMap, type CostGroup, type ThreadBreakdown } from './callgrind.js';
 import { freePort, killAll, scratch, spawnServer, type SpawnedServer } from './harness.js';
 import { fromBench, gatewayConfig } from './suite/servers.js';
-import { echoCallBodies, MCP_HEADERS } from './suite/workloads.js';
+import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
-const SERVERS = ['gateway', 'floor-sharded', 'floor-inline', 'inline'] as const;
+const SERVERS = ['gateway', 'floor-sharded', 'floor-inline', 'inline', 'bare'] as const;
 type ServerName = (typeof SERVERS)[number];
+const REQUESTS = ['call', 'list'] as const;
+type RequestKind = (typeof REQUESTS)[number];
+/** The servers each request kind is measured on by default. */
+const DEFAULT_SERVERS: Record<RequestKind, readonly ServerName[]> = { call: ['gateway', 'floor-sharded', 'floor-inline', 'inline'], list: ['gateway', 'bare'] };
 /** Valgrind starts node in ~10 s and the gateway's workers in ~30 s. */
 const READY_TIMEOUT_MS = 300_000;
 
 interface Options {
+  request: RequestKind;
   servers: ServerName[];
   warmup: number;
   calls: number;
@@ -45,16 +55,22 @@ interface Options {
 function options(argv: string[]): Options {
   const { values } = parseArgs({
     args: argv,
-    options: { servers: { type: 'string' }, warmup: { type: 'string' }, calls: { type: 'string' }, connections: { type: 'string' }, top: { type: 'string' } },
+    options: { request: { type: 'string' }, servers: { type: 'string' }, warmup: { type: 'string' }, calls: { type: 'string' }, connections: { type: 'string' }, top: { type: 'string' } },
   });
   const count = (name: string, raw: string | undefined, fallback: number): number => {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: a positive integer, got ${String(raw)}`);
     return n;
   };
-  const servers = (values.servers ?? SERVERS.join(',')).split(',').map((s) => s.trim());
-  for (const s of servers) if (!(SERVERS as readonly string[]).includes(s)) throw new Error(`--servers: unknown server ${JSON.stringify(s)} (known: ${SERVERS.join(', ')})`);
+  const request = values.request ?? 'call';
+  if (!(REQUESTS as readonly string[]).includes(request)) throw new Error(`--request: call or list, got ${JSON.stringify(request)}`);
+  const kind = request as RequestKind;
+  const servers = (values.servers ?? DEFAULT_SERVERS[kind].join(',')).split(',').map((s) => s.trim());
+  for (const s of servers) {
+    if (!(DEFAULT_SERVERS[kind] as readonly string[]).includes(s)) throw new Error(`--servers: ${JSON.stringify(s)} does not serve --request ${kind} (those that do: ${DEFAULT_SERVERS[kind].join(', ')})`);
+  }
   return {
+    request: kind,
     servers: servers as ServerName[],
     warmup: count('warmup', values.warmup, 25_000),
     calls: count('calls', values.calls, 3_000),
@@ -63,7 +79,7 @@ function options(argv: string[]): Options {
   };
 }
 
-/** `amount` calls of the echo tool on `connections` connections; throws unless every answer is a 2xx. */
+/** `amount` requests of `body` on `connections` connections; throws unless every answer is a 2xx. */
 function drive(url: string, body: string, amount: number, connections: number): Promise<void> {
   return new Promise((resolve, reject) => {
     autocannon({ url, method: 'POST', headers: MCP_HEADERS, body, connections, amount, timeout: 60 }, (err, result) => {
@@ -115,12 +131,15 @@ async function measureServer(name: ServerName, o: Options, echoUrl: string): Pro
       env: { ...IMAGE_ENV },
     });
     path = '/mcp/bench';
+  } else if (name === 'bare') {
+    server = await spawnServer('valgrind', [...valgrind, fromBench('bare-uws.js'), '--port', String(port), '--tools', '50'], /listening \d+/, { label: name, timeoutMs: READY_TIMEOUT_MS });
+    path = '/mcp/bench';
   } else {
     const script = name === 'inline' ? [fromBench('inline-gateway.js')] : [fromBench('floor-gateway.js'), '--mode', name === 'floor-inline' ? 'inline' : 'sharded'];
     server = await spawnServer('valgrind', [...valgrind, ...script, '--port', String(port), ...upstream], /listening \d+/, { label: name, timeoutMs: READY_TIMEOUT_MS });
   }
   const url = `http://127.0.0.1:${port}${path}`;
-  const body = echoCallBodies().mcp;
+  const body = o.request === 'list' ? listBody : echoCallBodies().mcp;
   await drive(url, body, o.warmup, o.connections);
   execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore' });
   await drive(url, body, o.calls, o.connections);
@@ -135,7 +154,7 @@ const perCall = (n: number, calls: number): string => Math.round(n / calls).toLo
 function report(name: ServerName, threads: Map<number, ThreadBreakdown>, o: Options): number {
   const total = [...threads.values()].reduce((s, b) => s + b.total, 0);
   const groups = [...new Set([...threads.values()].flatMap((b) => [...b.groups.keys()]))].sort() as CostGroup[];
-  console.log(`\n### ${name}: ${perCall(total, o.calls)} instructions per call\n`);
+  console.log(`\n### ${name}: ${perCall(total, o.calls)} instructions per request\n`);
   console.log(`| thread | role | all | ${groups.join(' | ')} |`);
   console.log(`|---|---|---:|${groups.map(() => '---:').join('|')}|`);
   for (const [n, b] of [...threads].sort((x, y) => y[1].total - x[1].total)) {
@@ -145,7 +164,7 @@ function report(name: ServerName, threads: Map<number, ThreadBreakdown>, o: Opti
   for (const [n, b] of threads) {
     if (b.javascript.size === 0 || b.total < o.calls * 1000) continue;
     const top = [...b.javascript].sort((x, y) => y[1] - x[1]).slice(0, o.top);
-    console.log(`\nthread ${n} (${roleOf(n, b)}), JavaScript by function (instructions per call):`);
+    console.log(`\nthread ${n} (${roleOf(n, b)}), JavaScript by function (instructions per request):`);
     for (const [fn, ir] of top) console.log(`  ${perCall(ir, o.calls).padStart(7)}  ${fn.replace(/file:\/\/\/\S*?\/dist\//, '')}`);
   }
   return total / o.calls;
@@ -161,15 +180,21 @@ async function main(): Promise<void> {
   const echoPort = await freePort();
   await spawnServer(process.execPath, [fromBench('echo-tool-service.js'), '--port', String(echoPort), '--tools', '50'], /^listening (\d+)$/m, { label: 'echo', timeoutMs: 20_000 });
   const echoUrl = `http://127.0.0.1:${echoPort}`;
-  console.log(`instructions per tools/call under callgrind (node ${process.version}): ${o.warmup} warm-up calls discarded, ${o.calls} counted, ${o.connections} connections; user space only`);
+  const what = o.request === 'list' ? 'tools/list (50 tools)' : 'tools/call';
+  console.log(`instructions per ${what} under callgrind (node ${process.version}): ${o.warmup} warm-up requests discarded, ${o.calls} counted, ${o.connections} connections; user space only`);
   const totals = new Map<ServerName, number>();
   // One server under valgrind at a time: it takes a whole core.
   for (const name of o.servers) totals.set(name, report(name, await measureServer(name, o, echoUrl), o));
-  console.log('\n| server | instructions per call | ÷ floor (acceptor + shard) | ÷ inline gateway |\n|---|---:|---:|---:|');
   const ratio = (v: number, ref: ServerName): string => {
     const base = totals.get(ref);
     return base === undefined ? '–' : `${(v / base).toFixed(2)}×`;
   };
+  if (o.request === 'list') {
+    console.log('\n| server | instructions per request | ÷ bare uWS |\n|---|---:|---:|');
+    for (const [name, v] of totals) console.log(`| ${name} | ${Math.round(v).toLocaleString('en-US')} | ${ratio(v, 'bare')} |`);
+    return;
+  }
+  console.log('\n| server | instructions per call | ÷ floor (acceptor + shard) | ÷ inline gateway |\n|---|---:|---:|---:|');
   for (const [name, v] of totals) console.log(`| ${name} | ${Math.round(v).toLocaleString('en-US')} | ${ratio(v, 'floor-sharded')} | ${ratio(v, 'inline')} |`);
 }
 
