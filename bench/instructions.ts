@@ -67,7 +67,8 @@ function options(argv: string[]): Options {
   const kind = request as RequestKind;
   const servers = (values.servers ?? DEFAULT_SERVERS[kind].join(',')).split(',').map((s) => s.trim());
   for (const s of servers) {
-    if (!(DEFAULT_SERVERS[kind] as readonly string[]).includes(s)) throw new Error(`--servers: ${JSON.stringify(s)} does not serve --request ${kind} (those that do: ${DEFAULT_SERVERS[kind].join(', ')})`);
+    if (!(DEFAULT_SERVERS[kind] as readonly string[]).includes(s))
+      throw new Error(`--servers: ${JSON.stringify(s)} does not serve --request ${kind} (those that do: ${DEFAULT_SERVERS[kind].join(', ')})`);
   }
   return {
     request: kind,
