@@ -56,6 +56,8 @@ export interface Summary {
   variantRatios?: Ratios;
   /** Against the inline single-threaded gateway on the same runtime (tools/call rows). */
   inlineRatios?: Ratios;
+  /** Gateway rows: against the acceptor + shard floor on the same runtime (the prototype of the gateway's shape). */
+  floorRatios?: Ratios;
   /** Peak RSS ÷ the SDK server's peak RSS in the same workload. */
   rssVsSdk?: number;
   threads?: ThreadRow[];
@@ -140,12 +142,16 @@ export function summarize(runs: Run[], workload: string, key: string, idleRssKb:
             runs.filter((r) => r.workload === variantOf && r.key === (first.refKey ?? key)),
           );
     if (ref !== undefined) s.variantRatios = ref;
-    if (first.kind !== 'inline') {
-      const inline = runs.filter((r) => r.workload === workload && r.kind === 'inline');
-      const sameRuntime = inline.filter((r) => r.runtime === first.runtime);
-      const inl = ratiosAgainst(mine, sameRuntime.length > 0 ? sameRuntime : inline);
-      if (inl !== undefined) s.inlineRatios = inl;
-    }
+    // A comparator of the same workload on the row's runtime (or on the only runtime it ran on).
+    const against = (kind: ServerKind): Ratios | undefined => {
+      const refs = runs.filter((r) => r.workload === workload && r.kind === kind);
+      const sameRuntime = refs.filter((r) => r.runtime === first.runtime);
+      return ratiosAgainst(mine, sameRuntime.length > 0 ? sameRuntime : refs);
+    };
+    const inline = first.kind === 'inline' ? undefined : against('inline');
+    if (inline !== undefined) s.inlineRatios = inline;
+    const floor = first.kind === 'gateway' ? against('floor-sharded') : undefined;
+    if (floor !== undefined) s.floorRatios = floor;
   }
   const threads = threadRows(mine);
   if (threads !== undefined) s.threads = threads;

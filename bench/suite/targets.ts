@@ -7,7 +7,7 @@
  * from a committed run.
  */
 import { fmt, ratioText } from './format.js';
-import type { Summary } from './summary.js';
+import type { Ratios, Summary } from './summary.js';
 import type { WorkloadId } from './workloads.js';
 
 type Metric = 'cpuMicrosPerReq' | 'reqPerSec' | 'p99Ms' | 'peakRssMiB';
@@ -17,10 +17,11 @@ interface TargetSpec {
   workload: WorkloadId;
   metric: Metric;
   /**
-   * base: the workload's baseline; inline: the inline gateway; sdk: the SDK server (peak RSS);
-   * variant: the same gateway's row of the workload this variant varies; a number: a fixed figure.
+   * base: the workload's baseline; inline: the inline gateway; floor: the acceptor + shard floor;
+   * sdk: the SDK server (peak RSS); variant: the same gateway's row of the workload this variant
+   * varies; a number: a fixed figure.
    */
-  against: 'base' | 'inline' | 'sdk' | 'variant' | { value: number; unit: string };
+  against: 'base' | 'inline' | 'floor' | 'sdk' | 'variant' | { value: number; unit: string };
   name: string;
   requirement: string;
   atMost?: number;
@@ -33,6 +34,11 @@ const LIST_REGRESSION = 1.05;
 /** The gateway's own budget for the 2026-07-28 era and for a credential check (no issue sets one): ≤ 10 % more CPU per request. */
 const VARIANT_BUDGET = 1.1;
 const OWN_BUDGET = "the gateway's own budget, not from an issue";
+/**
+ * What the gateway's guarantees may cost over the issue's prototype of its shape, measured in the same run
+ * (ADR-0019): argument and answer validation, strict response framing, edge checks, guards, metrics.
+ */
+const FLOOR_BUDGET = 1.3;
 
 /** Issue 9's targets, the earlier ones they do not replace, and the gateway's own budgets for the variant rows. */
 export const TARGETS: readonly TargetSpec[] = [
@@ -55,6 +61,14 @@ export const TARGETS: readonly TargetSpec[] = [
   { workload: 'list50', metric: 'reqPerSec', against: 'base', name: 'tools/list · 50 tools: req/s', requirement: '≥ 0.9× bare uWS', atLeast: 0.9 },
   { workload: 'call', metric: 'cpuMicrosPerReq', against: 'base', name: 'tools/call: CPU/call', requirement: "≤ 3.5× the Tool Service's own", atMost: 3.5 },
   { workload: 'call', metric: 'cpuMicrosPerReq', against: 'inline', name: 'tools/call: CPU/call vs inline', requirement: "≤ 0.7× the inline gateway's", atMost: 0.7 },
+  {
+    workload: 'call',
+    metric: 'cpuMicrosPerReq',
+    against: 'floor',
+    name: 'tools/call: CPU/call vs the floor',
+    requirement: `≤ ${FLOOR_BUDGET.toFixed(2)}× the acceptor + shard floor's (${OWN_BUDGET}: the issue's prototype of this shape, ADR-0019)`,
+    atMost: FLOOR_BUDGET,
+  },
   { workload: 'call', metric: 'reqPerSec', against: 'inline', name: 'tools/call: req/s vs inline', requirement: "≥ 1.3× the inline gateway's", atLeast: 1.3 },
   { workload: 'call', metric: 'p99Ms', against: 'inline', name: 'tools/call: p99 vs inline', requirement: "≤ 0.8× the inline gateway's", atMost: 0.8 },
   { workload: 'call', metric: 'reqPerSec', against: 'base', name: 'tools/call: req/s vs Tool Service', requirement: '≥ 0.5× the Tool Service called directly', atLeast: 0.5 },
@@ -105,6 +119,14 @@ export interface TargetCheck {
   met: boolean | null;
 }
 
+/** A gateway row's ratios to each kind of reference. */
+const RATIOS_AGAINST: Record<'base' | 'inline' | 'floor' | 'variant', (row: Summary) => Ratios | undefined> = {
+  base: (row) => row.ratios,
+  inline: (row) => row.inlineRatios,
+  floor: (row) => row.floorRatios,
+  variant: (row) => row.variantRatios,
+};
+
 function measuredRatio(t: TargetSpec, row: Summary): { ratio: number; text: string } {
   if (typeof t.against === 'object') {
     const v = row[t.metric];
@@ -113,7 +135,7 @@ function measuredRatio(t: TargetSpec, row: Summary): { ratio: number; text: stri
   }
   let ratio: number | undefined;
   if (t.against === 'sdk') ratio = t.metric === 'peakRssMiB' ? row.rssVsSdk : undefined;
-  else if (t.metric !== 'peakRssMiB') ratio = (t.against === 'base' ? row.ratios : t.against === 'variant' ? row.variantRatios : row.inlineRatios)?.[t.metric];
+  else if (t.metric !== 'peakRssMiB') ratio = RATIOS_AGAINST[t.against](row)?.[t.metric];
   const r = ratio ?? Number.NaN;
   return { ratio: r, text: ratioText(r) };
 }

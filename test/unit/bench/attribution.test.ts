@@ -161,6 +161,29 @@ describe('ratios and targets', () => {
     expect(status('tools/call: CPU/call vs inline', 'gateway-2')).toBe(false);
   });
 
+  it("judges the gateway's budget over the acceptor + shard floor on its own runtime, at and past 1.3×", () => {
+    const floors = (v20: number, v24: number): Run[] => [
+      run({ workload: 'call', role: 'reference', kind: 'floor-sharded', key: 'floor-sharded', runtime: 'v20', repeat: 1, cpuMicrosPerReq: v20 }),
+      run({ workload: 'call', role: 'reference', kind: 'floor-sharded', key: 'floor-sharded-2', runtime: 'v24', repeat: 1, cpuMicrosPerReq: v24 }),
+    ];
+    // Gateways: 39 µs on v20, 30 on v24 (callRuns).
+    const rows = allSummaries(state([...callRuns(39, 100), ...floors(30, 20)]));
+    expect(rows.find((s) => s.key === 'gateway')?.floorRatios?.cpuMicrosPerReq).toBeCloseTo(1.3);
+    expect(rows.find((s) => s.key === 'gateway-2')?.floorRatios?.cpuMicrosPerReq).toBeCloseTo(1.5);
+    // Only gateway rows are compared with the floor.
+    expect(rows.find((s) => s.key === 'inline')?.floorRatios).toBeUndefined();
+    const budget = (checks: ReturnType<typeof targetChecks>): Array<[string, boolean | null]> => checks.filter((c) => c.name === 'tools/call: CPU/call vs the floor').map((c) => [c.server, c.met]);
+    expect(budget(targetChecks(rows))).toEqual([
+      ['gateway', true],
+      ['gateway-2', false],
+    ]);
+    // Without floor rows the budget is not measured, never met.
+    expect(budget(targetChecks(allSummaries(state(callRuns(39, 100)))))).toEqual([
+      ['gateway', null],
+      ['gateway-2', null],
+    ]);
+  });
+
   it('divides an auth row by the auth-free gateway named by refKey, and judges its budget only where it ran', () => {
     const runs = [...callRuns(40, 100), run({ workload: 'call-auth', role: 'gateway', kind: 'gateway', key: 'gateway-auth', refKey: 'gateway', runtime: 'v20', repeat: 1, cpuMicrosPerReq: 44 })];
     const rows = allSummaries(state(runs));
