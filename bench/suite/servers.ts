@@ -83,7 +83,7 @@ export function gatewayConfig(
   };
 }
 
-/** The gateway's command on `runtime` with the image's node flags (IMAGE_NODE_FLAGS), or BENCH_GATEWAY_CMD (which brings its own flags) split on whitespace with placeholders filled. */
+/** The gateway's command on `runtime` with the image's node flags (IMAGE_NODE_FLAGS), or BENCH_GATEWAY_CMD (which brings its own flags). */
 function gatewayCommand(runtime: Runtime, configFile: string, port: number): { cmd: string; args: string[] } {
   const override = process.env['BENCH_GATEWAY_CMD'];
   if (override === undefined || override.trim() === '') {
@@ -91,13 +91,21 @@ function gatewayCommand(runtime: Runtime, configFile: string, port: number): { c
     if (!existsSync(cli)) throw new Error(`gateway not built (${cli} missing): run npm run build`);
     return { cmd: runtime.node, args: [...IMAGE_NODE_FLAGS, cli, '--config', configFile] };
   }
-  const parts = override
+  return commandLine(override, configFile, port);
+}
+
+/**
+ * A gateway command given as text (BENCH_GATEWAY_CMD, an A/B arm): split on whitespace, `{config}` and
+ * `{port}` filled; `--config FILE` appended when the text has no `{config}`.
+ */
+export function commandLine(text: string, configFile: string, port: number): { cmd: string; args: string[] } {
+  const parts = text
     .trim()
     .split(/\s+/)
     .map((p) => p.replaceAll('{config}', configFile).replaceAll('{port}', String(port)));
-  if (!override.includes('{config}')) parts.push('--config', configFile);
+  if (!text.includes('{config}')) parts.push('--config', configFile);
   const [cmd, ...args] = parts;
-  if (cmd === undefined) throw new Error('BENCH_GATEWAY_CMD is empty');
+  if (cmd === undefined || cmd === '') throw new Error('empty gateway command');
   return { cmd, args };
 }
 

@@ -1,0 +1,107 @@
+/**
+ * The A/B's command line and its arithmetic (bench/ab.ts runs it): arms,
+ * rounds, and per arm the medians of its rounds and the median of its
+ * per-round ratios to the first arm.
+ */
+import { parseArgs } from 'node:util';
+import { median, type MeasureResult } from '../harness.js';
+
+/** The bench's comparators an A/B can add as arms. */
+export const COMPARATORS = {
+  inline: { script: 'inline-gateway.js', args: [] as string[] },
+  'floor-sharded': { script: 'floor-gateway.js', args: ['--mode', 'sharded'] },
+  'floor-inline': { script: 'floor-gateway.js', args: ['--mode', 'inline'] },
+} as const;
+export type Comparator = keyof typeof COMPARATORS;
+
+/** One arm: a gateway command, or one of the bench's comparators. */
+export type Arm = { name: string; command: string } | { name: Comparator; comparator: Comparator };
+
+export interface AbOptions {
+  arms: Arm[];
+  request: 'call' | 'list';
+  rounds: number;
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+}
+
+/** Parses the command line; throws a message naming the bad flag. */
+export function abOptions(argv: string[]): AbOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      arm: { type: 'string', multiple: true },
+      with: { type: 'string' },
+      request: { type: 'string' },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+    },
+  });
+  const count = (name: string, raw: string | undefined, fallback: number, min: number): number => {
+    const n = raw === undefined ? fallback : Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: an integer ≥ ${min}, got ${String(raw)}`);
+    return n;
+  };
+  const arms: Arm[] = [];
+  for (const spec of values.arm ?? []) {
+    const eq = spec.indexOf('=');
+    const name = eq < 0 ? '' : spec.slice(0, eq).trim();
+    const command = eq < 0 ? '' : spec.slice(eq + 1).trim();
+    if (name === '' || command === '') throw new Error(`--arm: NAME=COMMAND, got ${JSON.stringify(spec)}`);
+    arms.push({ name, command });
+  }
+  for (const raw of values.with === undefined ? [] : values.with.split(',')) {
+    const name = raw.trim();
+    if (!(name in COMPARATORS)) throw new Error(`--with: one of ${Object.keys(COMPARATORS).join(', ')}, got ${JSON.stringify(name)}`);
+    arms.push({ name: name as Comparator, comparator: name as Comparator });
+  }
+  const names = arms.map((a) => a.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new Error(`two arms are named ${JSON.stringify(twice)}`);
+  if (arms.length < 2) throw new Error('an A/B needs at least two arms (--arm NAME=COMMAND, --with COMPARATOR)');
+  const request = values.request ?? 'call';
+  if (request !== 'call' && request !== 'list') throw new Error(`--request: call or list, got ${JSON.stringify(request)}`);
+  if (request === 'list' && arms.some((a) => 'comparator' in a)) throw new Error('--with: the comparators serve tools/call only');
+  return {
+    arms,
+    request,
+    rounds: count('rounds', values.rounds, 6, 1),
+    durationSec: count('duration', values.duration, 6, 1),
+    warmupSec: count('warmup', values.warmup, 3, 0),
+    connections: count('connections', values.connections, 50, 1),
+  };
+}
+
+/** One arm's figures over the rounds. */
+export interface ArmSummary {
+  name: string;
+  /** CPU µs per request of each round, in round order. */
+  cpuPerRound: number[];
+  cpuMicrosPerReq: number;
+  reqPerSec: number;
+  p99Ms: number;
+  /** Median of per-round ratios to the first arm (1 for the first arm). */
+  cpuVsFirst: number;
+  /** Non-2xx answers and connection errors over all rounds (anything but 0 spoils the arm). */
+  failures: number;
+}
+
+/** Medians per arm and per-round ratios to the first arm; `rounds[r][a]` is arm a's result in round r. */
+export function summarizeAb(names: string[], rounds: MeasureResult[][]): ArmSummary[] {
+  return names.map((name, a) => {
+    const mine = rounds.map((r) => r[a]).filter((m): m is MeasureResult => m !== undefined);
+    const ratios = rounds.map((r) => (r[a]?.cpuMicrosPerReq ?? Number.NaN) / (r[0]?.cpuMicrosPerReq ?? Number.NaN));
+    return {
+      name,
+      cpuPerRound: mine.map((m) => m.cpuMicrosPerReq),
+      cpuMicrosPerReq: median(mine.map((m) => m.cpuMicrosPerReq)),
+      reqPerSec: median(mine.map((m) => m.reqPerSec)),
+      p99Ms: median(mine.map((m) => m.p99Ms)),
+      cpuVsFirst: median(ratios),
+      failures: mine.reduce((s, m) => s + m.non2xx + m.errors, 0),
+    };
+  });
+}
