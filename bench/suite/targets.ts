@@ -40,7 +40,7 @@ const OWN_BUDGET = "the gateway's own budget, not from an issue";
  */
 const FLOOR_BUDGET = 1.3;
 
-/** Issue 9's targets, the earlier ones they do not replace, and the gateway's own budgets for the variant rows. */
+/** Issue 9's targets, the earlier ones they do not replace, and the gateway's own budgets (the variant rows, the distance to the floor). */
 export const TARGETS: readonly TargetSpec[] = [
   {
     workload: 'list5',
