@@ -30,7 +30,7 @@ import { DEFAULTS } from '../src/shared/config/defaults.js';
 import { IMAGE_ENV } from '../test/deploy/deployment-constants.js';
 import { freePort, killAll, measure, runLoad, scratch, spawnServer, type MeasureResult, type SpawnedServer } from './harness.js';
 import { abOptions, COMPARATORS, summarizeAb, type Arm } from './suite/ab.js';
-import { commandLine, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer } from './suite/servers.js';
+import { commandLine, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer, type Runtime } from './suite/servers.js';
 import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
 interface Running {
@@ -38,11 +38,11 @@ interface Running {
   url: string;
 }
 
-async function startArm(arm: Arm, echoUrl: string): Promise<Running> {
+async function startArm(arm: Arm, echoUrl: string, runtime: Runtime): Promise<Running> {
   if ('comparator' in arm) {
     const c = COMPARATORS[arm.comparator];
     const upstream = ['--upstream', echoUrl, '--tools', '50', '--connections', String(DEFAULTS.tools.connectionsPerService)];
-    const started = await startNodeServer(arm.name, c.script, [...c.args, ...upstream], resolveRuntime(process.execPath, false));
+    const started = await startNodeServer(arm.name, c.script, [...c.args, ...upstream], runtime);
     return { server: started.server, url: `http://127.0.0.1:${started.port}/mcp` };
   }
   const port = await freePort();
@@ -57,10 +57,12 @@ const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '–');
 
 async function main(): Promise<void> {
   const o = abOptions(process.argv.slice(2));
-  const echo = await startNodeServer('echo-tool-service', 'echo-tool-service.js', ['--tools', '50'], resolveRuntime(process.execPath, false));
+  // The Tool Service and the comparators run on this node; a gateway arm brings its own command.
+  const runtime = resolveRuntime(process.execPath, false);
+  const echo = await startNodeServer('echo-tool-service', 'echo-tool-service.js', ['--tools', '50'], runtime);
   const echoUrl = `http://127.0.0.1:${echo.port}`;
   const running: Running[] = [];
-  for (const arm of o.arms) running.push(await startArm(arm, echoUrl));
+  for (const arm of o.arms) running.push(await startArm(arm, echoUrl, runtime));
   const body = o.request === 'list' ? listBody : echoCallBodies().mcp;
   const load = (r: Running, durationSec: number) => ({ url: r.url, method: 'POST' as const, headers: MCP_HEADERS, body, connections: o.connections, durationSec });
   for (const r of running) if (o.warmupSec > 0) await runLoad(load(r, o.warmupSec));
