@@ -26,11 +26,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULTS } from '../src/shared/config/defaults.js';
 import { IMAGE_ENV } from '../test/deploy/deployment-constants.js';
 import { freePort, killAll, measure, runLoad, scratch, spawnServer, type MeasureResult, type SpawnedServer } from './harness.js';
 import { abOptions, COMPARATORS, summarizeAb, type Arm } from './suite/ab.js';
-import { commandLine, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer, type Runtime } from './suite/servers.js';
+import { commandLine, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer, upstreamArgs, type Runtime } from './suite/servers.js';
 import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
 interface Running {
@@ -41,8 +40,7 @@ interface Running {
 async function startArm(arm: Arm, echoUrl: string, runtime: Runtime): Promise<Running> {
   if ('comparator' in arm) {
     const c = COMPARATORS[arm.comparator];
-    const upstream = ['--upstream', echoUrl, '--tools', '50', '--connections', String(DEFAULTS.tools.connectionsPerService)];
-    const started = await startNodeServer(arm.name, c.script, [...c.args, ...upstream], runtime);
+    const started = await startNodeServer(arm.name, c.script, [...c.args, ...upstreamArgs(echoUrl, 50)], runtime);
     return { server: started.server, url: `http://127.0.0.1:${started.port}/mcp` };
   }
   const port = await freePort();

@@ -27,11 +27,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { DEFAULTS } from '../src/shared/config/defaults.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS } from '../test/deploy/deployment-constants.js';
 import { breakdown, parseCallgrind, parsePerfMap, type CostGroup, type ThreadBreakdown } from './callgrind.js';
 import { freePort, killAll, scratch, spawnServer, type SpawnedServer } from './harness.js';
-import { fromBench, gatewayConfig } from './suite/servers.js';
+import { fromBench, gatewayConfig, upstreamArgs } from './suite/servers.js';
 import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
 const SERVERS = ['gateway', 'floor-sharded', 'floor-inline', 'inline', 'bare'] as const;
@@ -120,7 +119,7 @@ async function measureServer(name: ServerName, o: Options, echoUrl: string): Pro
   const port = await freePort();
   const out = join(scratch(), `callgrind-${name}.out`);
   const valgrind = ['--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, '--perf-basic-prof'];
-  const upstream = ['--upstream', echoUrl, '--tools', '50', '--connections', String(DEFAULTS.tools.connectionsPerService)];
+  const upstream = upstreamArgs(echoUrl, 50);
   let path = '/mcp';
   let server: SpawnedServer;
   if (name === 'gateway') {

@@ -8,12 +8,11 @@
  */
 import { toolsListResultBytes } from '../catalog.js';
 import { scratch } from '../harness.js';
-import { DEFAULTS } from '../../src/shared/config/defaults.js';
 import { recordIdleRss, probeTargets, runInterleaved, type Role, type RunState, type ServerKind, type Target } from './measure.js';
 import type { Options } from './options.js';
 import { benchAuth, JWT_ROUTE, KEY_ROUTE, VARIANT_NOTE, type BenchAuth } from './auth.js';
 import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, checkModernCall, checkModernList, checkStatus, probeOne, send, type Check } from './probes.js';
-import { gatewayConfig, startGateway, startNodeServer, startProbedNodeServer, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
+import { gatewayConfig, startGateway, startNodeServer, startProbedNodeServer, upstreamArgs, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
 import { readThreadReports } from './threads.js';
 import {
   echoCallBodies,
@@ -85,8 +84,6 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
   ]);
   const all: Started[] = [echo, bare0, bare5, bare50];
   const echoUrl = `http://127.0.0.1:${echo.port}`;
-  // The comparators forward with as many keep-alive connections as the gateway's default pool per Tool Service.
-  const upstreamArgs = (tools: number): string[] => ['--upstream', echoUrl, '--tools', String(tools), '--connections', String(DEFAULTS.tools.connectionsPerService)];
   const routes: Record<string, ServiceEntry[]> = {
     bench: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=50' }],
     list5: [{ id: 'echo', baseUrl: echoUrl, manifestPath: '/manifest?tools=5' }],
@@ -110,18 +107,18 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
       if (ga !== undefined) authGateway = { started: ga, kind: 'gateway', key: AUTH_KEY, name: `gateway, auth configured${runtime.tag}`, runtime };
     }
     if (!wantCall) continue;
-    const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(50), runtime));
+    const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(echoUrl, 50), runtime));
     if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
     for (const f of FLOORS) {
       const key = `${f.kind}${suffix}`;
-      const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(50)], runtime));
+      const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(echoUrl, 50)], runtime));
       if (started !== undefined) comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
     }
     // The memory reference runs on every runtime, as the inline gateway does: a runtime's own heap defaults
     // (Node 24's 32 MB semi-spaces, its larger binary) move every server's RSS, and "peak RSS ÷ SDK" compares
     // designs on one runtime. The one tool the row calls: its per-request cost is the SDK's per-server set-up
     // (a new Ajv per McpServer, by profile), not tool registration: 1 and 50 tools measured within 10 %.
-    const sdk = await tryStart(state, `sdk${suffix}`, ['call'], () => startNodeServer(`sdk-server${suffix}`, 'sdk-server.js', upstreamArgs(1), runtime));
+    const sdk = await tryStart(state, `sdk${suffix}`, ['call'], () => startNodeServer(`sdk-server${suffix}`, 'sdk-server.js', upstreamArgs(echoUrl, 1), runtime));
     if (sdk !== undefined) comparators.push({ started: sdk, kind: 'sdk', key: `sdk${suffix}`, name: `MCP SDK stateless server${runtime.tag}`, runtime });
   }
   if (authGateway !== undefined) gateways.push(authGateway);

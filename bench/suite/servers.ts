@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePort, scratch, spawnServer, type SpawnedServer } from '../harness.js';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS } from '../../test/deploy/deployment-constants.js';
+import { DEFAULTS } from '../../src/shared/config/defaults.js';
 import { THREAD_DIR_ENV } from './threads.js';
 
 const BASELINE_READY_TIMEOUT_MS = 10_000;
@@ -57,6 +58,14 @@ export interface Started {
 /** A started gateway; `threadDir` holds its threads' self-reports (bench/thread-probe.ts). */
 export interface StartedGateway extends Started {
   threadDir: string | undefined;
+}
+
+/**
+ * A comparator's arguments for its Tool Service (inline gateway, floors, SDK server): the echo service at
+ * `echoUrl`, a catalog of `tools`, and as many keep-alive connections as the gateway's default pool per service.
+ */
+export function upstreamArgs(echoUrl: string, tools: number): string[] {
+  return ['--upstream', echoUrl, '--tools', String(tools), '--connections', String(DEFAULTS.tools.connectionsPerService)];
 }
 
 /** The gateway's config: static routes, log level warn, optional layout, refresh interval and `auth` section. */
