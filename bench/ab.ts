@@ -18,8 +18,10 @@
  * COMMAND is a gateway command as for BENCH_GATEWAY_CMD (split on
  * whitespace, `{config}`/`{port}` filled, else `--config FILE` appended),
  * e.g. `node --max-semi-space-size=1 /tmp/before/dist/src/main/cli.js`.
- * `--with inline,floor-sharded,floor-inline` adds the bench's comparators
- * as arms (bench/inline-gateway.ts, bench/floor-gateway.ts).
+ * `--with inline,floor-sharded,floor-inline` adds the bench's `tools/call`
+ * comparators as arms (bench/inline-gateway.ts, bench/floor-gateway.ts),
+ * `--with bare` (with `--request list`) the `tools/list` one
+ * (bench/bare-uws.ts: the same 50-tool answer as a constant).
  *
  *   node dist/bench/ab.js --arm NAME=COMMAND [--arm …] [--with …]
  *        [--request call|list] [--rounds 6] [--duration 6] [--warmup 3] [--connections 50]
@@ -28,8 +30,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_ENV } from '../test/deploy/deployment-constants.js';
 import { freePort, killAll, measure, runLoad, scratch, spawnServer, type MeasureResult, type SpawnedServer } from './harness.js';
-import { abOptions, COMPARATORS, summarizeAb, type Arm } from './suite/ab.js';
-import { commandLine, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer, upstreamArgs, type Runtime } from './suite/servers.js';
+import { AB_USAGE, abOptions, summarizeAb, type Arm } from './suite/ab.js';
+import { commandLine, COMPARATORS, comparatorArgs, gatewayConfig, GATEWAY_READY_TIMEOUT_MS, resolveRuntime, startNodeServer, type Runtime } from './suite/servers.js';
 import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
 interface Running {
@@ -40,8 +42,8 @@ interface Running {
 async function startArm(arm: Arm, echoUrl: string, runtime: Runtime): Promise<Running> {
   if ('comparator' in arm) {
     const c = COMPARATORS[arm.comparator];
-    const started = await startNodeServer(arm.name, c.script, [...c.args, ...upstreamArgs(echoUrl, 50)], runtime);
-    return { server: started.server, url: `http://127.0.0.1:${started.port}/mcp` };
+    const started = await startNodeServer(arm.name, c.script, comparatorArgs(arm.comparator, echoUrl), runtime);
+    return { server: started.server, url: `http://127.0.0.1:${started.port}${c.path}` };
   }
   const port = await freePort();
   const configFile = join(scratch(), `ab-${arm.name}.json`);
@@ -54,7 +56,19 @@ async function startArm(arm: Arm, echoUrl: string, runtime: Runtime): Promise<Ru
 const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '–');
 
 async function main(): Promise<void> {
-  const o = abOptions(process.argv.slice(2));
+  let parsed: ReturnType<typeof abOptions>;
+  try {
+    parsed = abOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${AB_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  if (parsed === 'help') {
+    console.log(AB_USAGE);
+    return;
+  }
+  const o = parsed;
   // The Tool Service and the comparators run on this node; a gateway arm brings its own command.
   const runtime = resolveRuntime(process.execPath, false);
   const echo = await startNodeServer('echo-tool-service', 'echo-tool-service.js', ['--tools', '50'], runtime);

@@ -30,15 +30,14 @@ import autocannon from 'autocannon';
 import { IMAGE_ENV, IMAGE_NODE_FLAGS } from '../test/deploy/deployment-constants.js';
 import { breakdown, parseCallgrind, parsePerfMap, type CostGroup, type ThreadBreakdown } from './callgrind.js';
 import { freePort, killAll, scratch, spawnServer, type SpawnedServer } from './harness.js';
-import { fromBench, gatewayConfig, upstreamArgs } from './suite/servers.js';
+import { COMPARATORS, comparatorArgs, fromBench, gatewayConfig, type Comparator } from './suite/servers.js';
 import { echoCallBodies, listBody, MCP_HEADERS } from './suite/workloads.js';
 
-const SERVERS = ['gateway', 'floor-sharded', 'floor-inline', 'inline', 'bare'] as const;
-type ServerName = (typeof SERVERS)[number];
+type ServerName = 'gateway' | Comparator;
 const REQUESTS = ['call', 'list'] as const;
 type RequestKind = (typeof REQUESTS)[number];
-/** The servers each request kind is measured on by default. */
-const DEFAULT_SERVERS: Record<RequestKind, readonly ServerName[]> = { call: ['gateway', 'floor-sharded', 'floor-inline', 'inline'], list: ['gateway', 'bare'] };
+/** The servers that answer each request kind (all of them are measured by default): the gateway and the comparators that serve it. */
+const serving = (kind: RequestKind): ServerName[] => ['gateway', ...(Object.keys(COMPARATORS) as Comparator[]).filter((c) => COMPARATORS[c].serves === kind)];
 /** Valgrind starts node in ~10 s and the gateway's workers in ~30 s. */
 const READY_TIMEOUT_MS = 300_000;
 
@@ -64,10 +63,9 @@ function options(argv: string[]): Options {
   const request = values.request ?? 'call';
   if (!(REQUESTS as readonly string[]).includes(request)) throw new Error(`--request: call or list, got ${JSON.stringify(request)}`);
   const kind = request as RequestKind;
-  const servers = (values.servers ?? DEFAULT_SERVERS[kind].join(',')).split(',').map((s) => s.trim());
+  const servers = (values.servers ?? serving(kind).join(',')).split(',').map((s) => s.trim());
   for (const s of servers) {
-    if (!(DEFAULT_SERVERS[kind] as readonly string[]).includes(s))
-      throw new Error(`--servers: ${JSON.stringify(s)} does not serve --request ${kind} (those that do: ${DEFAULT_SERVERS[kind].join(', ')})`);
+    if (!(serving(kind) as string[]).includes(s)) throw new Error(`--servers: ${JSON.stringify(s)} does not serve --request ${kind} (those that do: ${serving(kind).join(', ')})`);
   }
   return {
     request: kind,
@@ -119,8 +117,7 @@ async function measureServer(name: ServerName, o: Options, echoUrl: string): Pro
   const port = await freePort();
   const out = join(scratch(), `callgrind-${name}.out`);
   const valgrind = ['--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, process.execPath, '--perf-basic-prof'];
-  const upstream = upstreamArgs(echoUrl, 50);
-  let path = '/mcp';
+  let path: string;
   let server: SpawnedServer;
   if (name === 'gateway') {
     const config = join(scratch(), 'instructions-gateway.json');
@@ -131,12 +128,10 @@ async function measureServer(name: ServerName, o: Options, echoUrl: string): Pro
       env: { ...IMAGE_ENV },
     });
     path = '/mcp/bench';
-  } else if (name === 'bare') {
-    server = await spawnServer('valgrind', [...valgrind, fromBench('bare-uws.js'), '--port', String(port), '--tools', '50'], /listening \d+/, { label: name, timeoutMs: READY_TIMEOUT_MS });
-    path = '/mcp/bench';
   } else {
-    const script = name === 'inline' ? [fromBench('inline-gateway.js')] : [fromBench('floor-gateway.js'), '--mode', name === 'floor-inline' ? 'inline' : 'sharded'];
-    server = await spawnServer('valgrind', [...valgrind, ...script, '--port', String(port), ...upstream], /listening \d+/, { label: name, timeoutMs: READY_TIMEOUT_MS });
+    const c = COMPARATORS[name];
+    server = await spawnServer('valgrind', [...valgrind, fromBench(c.script), '--port', String(port), ...comparatorArgs(name, echoUrl)], /listening \d+/, { label: name, timeoutMs: READY_TIMEOUT_MS });
+    path = c.path;
   }
   const url = `http://127.0.0.1:${port}${path}`;
   const body = o.request === 'list' ? listBody : echoCallBodies().mcp;

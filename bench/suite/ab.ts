@@ -5,14 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { median, type MeasureResult } from '../harness.js';
-
-/** The bench's comparators an A/B can add as arms. */
-export const COMPARATORS = {
-  inline: { script: 'inline-gateway.js', args: [] as string[] },
-  'floor-sharded': { script: 'floor-gateway.js', args: ['--mode', 'sharded'] },
-  'floor-inline': { script: 'floor-gateway.js', args: ['--mode', 'inline'] },
-} as const;
-export type Comparator = keyof typeof COMPARATORS;
+import { COMPARATORS, type Comparator } from './servers.js';
 
 /** One arm: a gateway command, or one of the bench's comparators. */
 export type Arm = { name: string; command: string } | { name: Comparator; comparator: Comparator };
@@ -26,8 +19,17 @@ export interface AbOptions {
   connections: number;
 }
 
-/** Parses the command line; throws a message naming the bad flag. */
-export function abOptions(argv: string[]): AbOptions {
+export const AB_USAGE = `usage: node dist/bench/ab.js --arm NAME=COMMAND [--arm NAME=COMMAND …] [--with COMPARATOR,…]
+        [--request call|list] [--rounds 6] [--duration 6] [--warmup 3] [--connections 50]
+  --arm NAME=COMMAND  a gateway command as for BENCH_GATEWAY_CMD ({config}/{port} filled, else --config FILE appended)
+  --with LIST         comparators as arms: ${Object.entries(COMPARATORS)
+    .map(([name, c]) => `${name} (${c.serves === 'call' ? 'tools/call' : 'tools/list'})`)
+    .join(', ')}
+  --request KIND      the request every arm serves: tools/call (call) or tools/list of 50 tools (list)
+  the first arm is the base of the ratios; at least two arms`;
+
+/** Parses the command line (`'help'` for `--help`); throws a message naming the bad flag. */
+export function abOptions(argv: string[]): AbOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -38,8 +40,10 @@ export function abOptions(argv: string[]): AbOptions {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
+  if (values.help === true) return 'help';
   const count = (name: string, raw: string | undefined, fallback: number, min: number): number => {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: an integer ≥ ${min}, got ${String(raw)}`);
@@ -64,7 +68,11 @@ export function abOptions(argv: string[]): AbOptions {
   if (arms.length < 2) throw new Error('an A/B needs at least two arms (--arm NAME=COMMAND, --with COMPARATOR)');
   const request = values.request ?? 'call';
   if (request !== 'call' && request !== 'list') throw new Error(`--request: call or list, got ${JSON.stringify(request)}`);
-  if (request === 'list' && arms.some((a) => 'comparator' in a)) throw new Error('--with: the comparators serve tools/call only');
+  for (const a of arms) {
+    if ('comparator' in a && COMPARATORS[a.comparator].serves !== request) {
+      throw new Error(`--with ${a.name}: it serves ${COMPARATORS[a.comparator].serves === 'call' ? 'tools/call (--request call)' : 'tools/list (--request list)'} only`);
+    }
+  }
   return {
     arms,
     request,

@@ -68,6 +68,30 @@ export function upstreamArgs(echoUrl: string, tools: number): string[] {
   return ['--upstream', echoUrl, '--tools', String(tools), '--connections', String(DEFAULTS.tools.connectionsPerService)];
 }
 
+/** What a comparator serves: the `tools/call` ones forward to the echo Tool Service, bare uWS answers `tools/list` alone. */
+export interface ComparatorSpec {
+  script: string;
+  args: readonly string[];
+  serves: 'call' | 'list';
+  /** The path it answers on. */
+  path: string;
+}
+
+/** The comparators `bench:ab` and `instructions.ts` start by name (the full bench's `tools/call` and `tools/list` references). */
+export const COMPARATORS = {
+  inline: { script: 'inline-gateway.js', args: [], serves: 'call', path: '/mcp' },
+  'floor-sharded': { script: 'floor-gateway.js', args: ['--mode', 'sharded'], serves: 'call', path: '/mcp' },
+  'floor-inline': { script: 'floor-gateway.js', args: ['--mode', 'inline'], serves: 'call', path: '/mcp' },
+  bare: { script: 'bare-uws.js', args: ['--tools', '50'], serves: 'list', path: '/mcp/bench' },
+} as const satisfies Record<string, ComparatorSpec>;
+export type Comparator = keyof typeof COMPARATORS;
+
+/** The arguments of comparator `name` after its script and `--port`: its own, then a `tools/call` one's {@link upstreamArgs}. */
+export function comparatorArgs(name: Comparator, echoUrl: string): string[] {
+  const c: ComparatorSpec = COMPARATORS[name];
+  return c.serves === 'call' ? [...c.args, ...upstreamArgs(echoUrl, 50)] : [...c.args];
+}
+
 /** The gateway's config: static routes, log level warn, optional layout, refresh interval and `auth` section. */
 export function gatewayConfig(
   port: number,

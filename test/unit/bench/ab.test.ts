@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MeasureResult } from '../../../dist/bench/harness.js';
-import { abOptions, summarizeAb } from '../../../dist/bench/suite/ab.js';
+import { AB_USAGE, abOptions, summarizeAb, type AbOptions } from '../../../dist/bench/suite/ab.js';
+
+/** {@link abOptions} of a command line that is not `--help`. */
+function parsed(argv: string[]): AbOptions {
+  const o = abOptions(argv);
+  if (o === 'help') throw new Error('parsed as --help');
+  return o;
+}
 
 function result(cpuMicrosPerReq: number, extra: Partial<MeasureResult> = {}): MeasureResult {
   return {
@@ -26,7 +33,7 @@ function result(cpuMicrosPerReq: number, extra: Partial<MeasureResult> = {}): Me
 
 describe('abOptions', () => {
   it('takes arms in order, a command keeping its own = and spaces, and comparators after them', () => {
-    const o = abOptions(['--arm', 'before=node --max-semi-space-size=1 /tmp/b/cli.js --x=1', '--arm', 'after = node cli.js', '--with', 'inline,floor-sharded', '--rounds', '2']);
+    const o = parsed(['--arm', 'before=node --max-semi-space-size=1 /tmp/b/cli.js --x=1', '--arm', 'after = node cli.js', '--with', 'inline,floor-sharded', '--rounds', '2']);
     expect(o.arms).toEqual([
       { name: 'before', command: 'node --max-semi-space-size=1 /tmp/b/cli.js --x=1' },
       { name: 'after', command: 'node cli.js' },
@@ -41,12 +48,29 @@ describe('abOptions', () => {
     expect(() => abOptions(['--arm', 'node cli.js', '--arm', 'b=x'])).toThrow(/--arm: NAME=COMMAND/);
     expect(() => abOptions(['--arm', 'a=', '--arm', 'b=x'])).toThrow(/--arm: NAME=COMMAND/);
     expect(() => abOptions(['--arm', 'a=x', '--arm', 'a=y'])).toThrow(/two arms are named "a"/);
-    expect(() => abOptions(['--arm', 'a=x', '--with', 'sdk'])).toThrow(/--with: one of inline, floor-sharded, floor-inline/);
-    expect(() => abOptions(['--arm', 'a=x', '--with', 'inline', '--request', 'list'])).toThrow(/tools\/call only/);
+    expect(() => abOptions(['--arm', 'a=x', '--with', 'sdk'])).toThrow(/--with: one of inline, floor-sharded, floor-inline, bare/);
+    expect(() => abOptions(['--arm', 'a=x', '--with', 'inline', '--request', 'list'])).toThrow(/--with inline: it serves tools\/call \(--request call\) only/);
+    expect(() => abOptions(['--arm', 'a=x', '--with', 'bare'])).toThrow(/--with bare: it serves tools\/list \(--request list\) only/);
     expect(() => abOptions(['--arm', 'a=x', '--arm', 'b=y', '--request', 'initialize'])).toThrow(/--request: call or list/);
     expect(() => abOptions(['--arm', 'a=x', '--arm', 'b=y', '--rounds', '0'])).toThrow(/--rounds: an integer ≥ 1/);
     expect(() => abOptions(['--arm', 'a=x', '--arm', 'b=y', '--warmup=-1'])).toThrow(/--warmup: an integer ≥ 0/);
-    expect(abOptions(['--arm', 'a=x', '--arm', 'b=y', '--warmup', '0']).warmupSec).toBe(0);
+    expect(abOptions(['--arm', 'a=x', '--arm', 'b=y', '--warmup', '0'])).toMatchObject({ warmupSec: 0 });
+    expect(() => abOptions(['--arm', 'a=x', '--arm', 'b=y', '--bogus'])).toThrow(/Unknown option '--bogus'/);
+  });
+
+  it('answers --help with the usage, whatever else is on the line', () => {
+    expect(abOptions(['--help'])).toBe('help');
+    expect(abOptions(['--arm', 'a=x', '-h'])).toBe('help');
+    expect(AB_USAGE).toMatch(/bare \(tools\/list\)/);
+  });
+
+  it('takes bare uWS as the comparator of a tools/list A/B', () => {
+    const o = parsed(['--arm', 'a=node cli.js', '--with', 'bare', '--request', 'list']);
+    expect(o.arms).toEqual([
+      { name: 'a', command: 'node cli.js' },
+      { name: 'bare', comparator: 'bare' },
+    ]);
+    expect(o).toMatchObject({ request: 'list' });
   });
 });
 
