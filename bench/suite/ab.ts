@@ -19,11 +19,14 @@ export interface AbOptions {
   connections: number;
 }
 
+/** The MCP request each `--request` value stands for. */
+const SERVES = { call: 'tools/call', list: 'tools/list' } as const;
+
 export const AB_USAGE = `usage: node dist/bench/ab.js --arm NAME=COMMAND [--arm NAME=COMMAND …] [--with COMPARATOR,…]
         [--request call|list] [--rounds 6] [--duration 6] [--warmup 3] [--connections 50]
   --arm NAME=COMMAND  a gateway command as for BENCH_GATEWAY_CMD ({config}/{port} filled, else --config FILE appended)
   --with LIST         comparators as arms: ${Object.entries(COMPARATORS)
-    .map(([name, c]) => `${name} (${c.serves === 'call' ? 'tools/call' : 'tools/list'})`)
+    .map(([name, c]) => `${name} (${SERVES[c.serves]})`)
     .join(', ')}
   --request KIND      the request every arm serves: tools/call (call) or tools/list of 50 tools (list)
   the first arm is the base of the ratios; at least two arms`;
@@ -70,7 +73,8 @@ export function abOptions(argv: string[]): AbOptions | 'help' {
   if (request !== 'call' && request !== 'list') throw new Error(`--request: call or list, got ${JSON.stringify(request)}`);
   for (const a of arms) {
     if ('comparator' in a && COMPARATORS[a.comparator].serves !== request) {
-      throw new Error(`--with ${a.name}: it serves ${COMPARATORS[a.comparator].serves === 'call' ? 'tools/call (--request call)' : 'tools/list (--request list)'} only`);
+      const serves = COMPARATORS[a.comparator].serves;
+      throw new Error(`--with ${a.name}: it serves ${SERVES[serves]} (--request ${serves}) only`);
     }
   }
   return {

@@ -12,7 +12,20 @@ import { recordIdleRss, probeTargets, runInterleaved, type Role, type RunState, 
 import type { Options } from './options.js';
 import { benchAuth, JWT_ROUTE, KEY_ROUTE, VARIANT_NOTE, type BenchAuth } from './auth.js';
 import { checkAnyJson, checkDirectCall, checkGatewayCall, checkInitialize, checkList, checkModernCall, checkModernList, checkStatus, probeOne, send, type Check } from './probes.js';
-import { gatewayConfig, startGateway, startNodeServer, startProbedNodeServer, upstreamArgs, type Runtime, type ServiceEntry, type Started, type StartedGateway } from './servers.js';
+import {
+  COMPARATORS,
+  comparatorArgs,
+  gatewayConfig,
+  startGateway,
+  startNodeServer,
+  startProbedNodeServer,
+  upstreamArgs,
+  type Comparator,
+  type Runtime,
+  type ServiceEntry,
+  type Started,
+  type StartedGateway,
+} from './servers.js';
 import { readThreadReports } from './threads.js';
 import {
   echoCallBodies,
@@ -39,9 +52,9 @@ const AUTH_KEY = 'gateway-auth';
  * The floor of tools/call on this machine (bench/floor-gateway.ts): the issue's prototypes of the two shapes,
  * with nothing but the forwarding — what any gateway of each shape costs here before it validates anything.
  */
-const FLOORS: Array<{ kind: ServerKind; mode: 'inline' | 'sharded'; name: string }> = [
-  { kind: 'floor-inline', mode: 'inline', name: 'floor: one thread, lean client' },
-  { kind: 'floor-sharded', mode: 'sharded', name: 'floor: acceptor + shard, rings, lean client' },
+const FLOORS: Array<{ kind: ServerKind & Comparator; name: string }> = [
+  { kind: 'floor-inline', name: 'floor: one thread, lean client' },
+  { kind: 'floor-sharded', name: 'floor: acceptor + shard, rings, lean client' },
 ];
 
 /** A server of this phase and how its rows are named. */
@@ -107,11 +120,11 @@ export async function mainPhase(o: Options, state: RunState): Promise<void> {
       if (ga !== undefined) authGateway = { started: ga, kind: 'gateway', key: AUTH_KEY, name: `gateway, auth configured${runtime.tag}`, runtime };
     }
     if (!wantCall) continue;
-    const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, 'inline-gateway.js', upstreamArgs(echoUrl, 50), runtime));
+    const inline = await tryStart(state, `inline${suffix}`, ['call'], () => startNodeServer(`inline-gateway${suffix}`, COMPARATORS.inline.script, comparatorArgs('inline', echoUrl), runtime));
     if (inline !== undefined) comparators.push({ started: inline, kind: 'inline', key: `inline${suffix}`, name: `inline gateway${runtime.tag}`, runtime });
     for (const f of FLOORS) {
       const key = `${f.kind}${suffix}`;
-      const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, 'floor-gateway.js', ['--mode', f.mode, ...upstreamArgs(echoUrl, 50)], runtime));
+      const started = await tryStart(state, key, ['call'], () => startProbedNodeServer(key, COMPARATORS[f.kind].script, comparatorArgs(f.kind, echoUrl), runtime));
       if (started !== undefined) comparators.push({ started, kind: f.kind, key, name: `${f.name}${runtime.tag}`, runtime });
     }
     // The memory reference runs on every runtime, as the inline gateway does: a runtime's own heap defaults
