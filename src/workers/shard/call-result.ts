@@ -53,6 +53,7 @@ export interface CallShape {
 export type OutputCheck = ArgumentValidator | null;
 
 const MAX_VIOLATIONS = 20;
+const STRUCTURED_MISSING = 'Tool Service answer breaks the tool\'s outputSchema: "structuredContent" is missing';
 const INPUT_METHODS = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list']);
 
 function result(payload: string, isError: boolean): FinalAnswer {
@@ -74,7 +75,12 @@ export function finalAnswer(mapped: MappedResult, call: CallShape, output: Outpu
     return rpcError(JsonRpcErrorCode.InvalidParams, `Invalid params: the Tool Service refused the request's input: ${mapped.inputRejected}`, 200);
   }
   const value = mapped.value;
-  if (value === undefined) return gatewayResult(mapped, call.modern);
+  if (value === undefined) {
+    // An unparsed text-block result has no structuredContent: a tool with an outputSchema needs one.
+    if (mapped.unparsed === true && output !== null && !mapped.isError) return gatewayResult(toolError(STRUCTURED_MISSING), call.modern);
+    // Gateway-made and unparsed results alike: no _meta, resultType or structuredContent to shape.
+    return gatewayResult(mapped, call.modern);
+  }
   const resultType = value['resultType'];
   if (resultType === 'input_required') return inputRequired(mapped, value, call);
   if (resultType !== undefined && resultType !== 'complete') {
@@ -116,7 +122,7 @@ function legacyAdapted(value: Record<string, unknown>): string {
 
 /** `null` when `structuredContent` conforms to the tool's `outputSchema`, else the message of the tool error. */
 function outputViolation(value: Record<string, unknown>, output: ArgumentValidator): string | null {
-  if (!('structuredContent' in value)) return 'Tool Service answer breaks the tool\'s outputSchema: "structuredContent" is missing';
+  if (!('structuredContent' in value)) return STRUCTURED_MISSING;
   const structured = value['structuredContent'];
   let ok: boolean;
   try {

@@ -59,6 +59,11 @@ export interface MappedResult {
    * made (failures).
    */
   value?: Record<string, unknown>;
+  /**
+   * A text-block `CallToolResult` checked without parsing it (text-result-scan.ts): no `value`, and by
+   * construction no `structuredContent`, `_meta` or `resultType`; `json` is the Tool Service's bytes.
+   */
+  unparsed?: boolean;
   /** `value` wraps a plain JSON answer (its `structuredContent` may be any JSON value; `json` keeps only an object). */
   wrapped?: boolean;
   /** A `422` refusal of the client's MRTR input (`requestState`, `inputResponses`): its message (contract v1.1). */

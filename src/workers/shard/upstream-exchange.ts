@@ -17,6 +17,7 @@ import type { Http1Pool } from './http1/pool.js';
 import { Http1Request, type ResponseHandler } from './http1/request.js';
 import type { ResponseHead } from './http1/response-head.js';
 import { NdjsonReader } from './ndjson.js';
+import { scanTextResult, TextResultScan } from './text-result-scan.js';
 import { mapJsonAnswer, statusError, toolError } from './tool-result.js';
 import type { UpstreamCall, UpstreamOptions, UpstreamResult } from './upstream.js';
 
@@ -160,6 +161,13 @@ export class Exchange implements ResponseHandler {
       return;
     }
     const text = this.text ?? this.body.toString('utf8', 0, this.bodyLength);
+    // The common text-block result is checked without building it (text-result-scan.ts); anything else is parsed.
+    const scan = scanTextResult(text);
+    if (scan !== TextResultScan.NotText) {
+      const isError = scan === TextResultScan.IsError;
+      this.settle({ json: text, isError, unparsed: true, cause: isError ? 'tool_error' : 'ok' });
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
