@@ -56,7 +56,7 @@ export interface MappedResult {
    * The Tool Service's result object (a valid CallToolResult, an
    * `input_required` result, or the wrapper of plain JSON with the value as
    * `structuredContent` whatever its type); absent for results the gateway
-   * made (failures).
+   * made (failures) and for `unparsed` ones.
    */
   value?: Record<string, unknown>;
   /**
