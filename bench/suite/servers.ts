@@ -77,7 +77,7 @@ export interface ComparatorSpec {
   path: string;
 }
 
-/** The comparators `bench:ab` and `instructions.ts` start by name (the full bench's `tools/call` and `tools/list` references). */
+/** The comparators the full bench, `bench:ab` and `instructions.ts` start by name (the `tools/call` and `tools/list` references). */
 export const COMPARATORS = {
   inline: { script: 'inline-gateway.js', args: [], serves: 'call', path: '/mcp' },
   'floor-sharded': { script: 'floor-gateway.js', args: ['--mode', 'sharded'], serves: 'call', path: '/mcp' },
