@@ -12,7 +12,7 @@ import type { Options } from './options.js';
 import { fromBench } from './servers.js';
 import { allSummaries, type Summary } from './summary.js';
 import { callTable, rawTable, summaryTable, threadCpuTables, threadMemoryTable, variantTable } from './tables.js';
-import { targetChecks, targetsText } from './targets.js';
+import { floorText, targetChecks, targetsText } from './targets.js';
 import { sweepTable } from './sweep.js';
 import { VARIANTS, WORKLOADS, type WorkloadId } from './workloads.js';
 
@@ -167,6 +167,7 @@ export function printSummary(o: Options, state: RunState): void {
   console.log('\nTargets (ratios measured in this run):');
   for (const c of targetChecks(summaries)) {
     const who = state.runtimes.length > 1 ? ` [${c.server}]` : '';
-    console.log(`  ${c.met === null ? 'NOT MEASURED' : c.met ? 'MET        ' : 'NOT MET    '}  ${c.name}${who}: ${c.measured} (target ${c.requirement})`);
+    const floor = c.floor === undefined ? '' : `; the acceptor + shard floor: ${floorText(c)}`;
+    console.log(`  ${c.met === null ? 'NOT MEASURED' : c.met ? 'MET        ' : 'NOT MET    '}  ${c.name}${who}: ${c.measured} (target ${c.requirement}${floor})`);
   }
 }

@@ -117,6 +117,12 @@ export interface TargetCheck {
   measured: string;
   /** null: not measured in this run. */
   met: boolean | null;
+  /**
+   * Targets against the inline gateway: the acceptor + shard floor of the gateway row's runtime
+   * (the issue's own prototype of the gateway's shape, ADR-0019) judged by the same bound — whether
+   * the shape can meet the target at all in this run (ADR-0025). Absent for other targets.
+   */
+  floor?: { measured: string; met: boolean | null };
 }
 
 /** A gateway row's ratios to each kind of reference. */
@@ -140,6 +146,18 @@ function measuredRatio(t: TargetSpec, row: Summary): { ratio: number; text: stri
   return { ratio: r, text: ratioText(r) };
 }
 
+/** Whether `ratio` is within the target's bound; null when it was not measured. */
+function within(t: TargetSpec, ratio: number): boolean | null {
+  if (!Number.isFinite(ratio)) return null;
+  return t.atMost !== undefined ? ratio <= t.atMost : ratio >= (t.atLeast ?? 0);
+}
+
+/** The acceptor + shard floor's row of `row`'s workload on `row`'s runtime (or the only one that ran). */
+function floorOf(summaries: Summary[], row: Summary): Summary | undefined {
+  const floors = summaries.filter((s) => s.workload === row.workload && s.kind === 'floor-sharded');
+  return floors.find((s) => s.runtime === row.runtime) ?? (floors.length === 1 ? floors[0] : undefined);
+}
+
 /** Every target against every gateway row of its workload (one check per runtime). */
 export function targetChecks(summaries: Summary[]): TargetCheck[] {
   const out: TargetCheck[] = [];
@@ -153,25 +171,32 @@ export function targetChecks(summaries: Summary[]): TargetCheck[] {
     for (const key of ran.length > 0 ? ran : [keys[0] ?? 'gateway']) {
       const row = summaries.find((s) => s.workload === t.workload && s.key === key);
       const m = row === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, row);
-      const finite = Number.isFinite(m.ratio);
-      out.push({
-        name: t.name,
-        server: row?.server ?? key,
-        requirement: t.requirement,
-        measured: m.text,
-        met: !finite ? null : t.atMost !== undefined ? m.ratio <= t.atMost : m.ratio >= (t.atLeast ?? 0),
-      });
+      const check: TargetCheck = { name: t.name, server: row?.server ?? key, requirement: t.requirement, measured: m.text, met: within(t, m.ratio) };
+      if (t.against === 'inline') {
+        const floor = row === undefined ? undefined : floorOf(summaries, row);
+        const f = floor === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, floor);
+        check.floor = { measured: f.text, met: within(t, f.ratio) };
+      }
+      out.push(check);
     }
   }
   return out;
 }
 
-/** The targets as a markdown table; `perGateway` adds the gateway column (two-runtime runs). */
+const statusText = (met: boolean | null): string => (met === null ? 'not measured' : met ? 'met' : 'not met');
+
+/** The floor's figure for a target against the inline gateway ("–" for the others). */
+export const floorText = (c: TargetCheck): string => (c.floor === undefined ? '–' : `${c.floor.measured} (${statusText(c.floor.met)})`);
+
+/**
+ * The targets as a markdown table; `perGateway` adds the gateway column (two-runtime runs). The last
+ * column judges the acceptor + shard floor by the targets against the inline gateway (ADR-0025).
+ */
 export function targetsText(checks: TargetCheck[], perGateway: boolean): string {
   const multi = perGateway;
-  const lines = [`| target |${multi ? ' gateway |' : ''} requirement | measured | status |`, `|---|${multi ? '---|' : ''}---|---:|---|`];
+  const lines = [`| target |${multi ? ' gateway |' : ''} requirement | measured | status | the acceptor + shard floor, same bound |`, `|---|${multi ? '---|' : ''}---|---:|---|---|`];
   for (const c of checks) {
-    lines.push(`| ${c.name} |${multi ? ` ${c.server} |` : ''} ${c.requirement} | ${c.measured} | ${c.met === null ? 'not measured' : c.met ? '**met**' : '**not met**'} |`);
+    lines.push(`| ${c.name} |${multi ? ` ${c.server} |` : ''} ${c.requirement} | ${c.measured} | **${statusText(c.met)}** | ${floorText(c)} |`);
   }
   return lines.join('\n');
 }

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Run, RunState } from '../../../dist/bench/suite/measure.js';
 import { allSummaries, type Summary } from '../../../dist/bench/suite/summary.js';
-import { targetChecks } from '../../../dist/bench/suite/targets.js';
+import { targetChecks, targetsText } from '../../../dist/bench/suite/targets.js';
 import { classify, splitCpu, type ThreadReport } from '../../../dist/bench/suite/threads.js';
 
 const report = (tid: number, role: string): ThreadReport => {
@@ -182,6 +182,26 @@ describe('ratios and targets', () => {
       ['gateway', null],
       ['gateway-2', null],
     ]);
+  });
+
+  it('judges the acceptor + shard floor of each runtime by every target against the inline gateway, at and past the bound', () => {
+    const floor = (key: string, runtime: string, cpu: number, reqPerSec: number, p99Ms: number): Run =>
+      run({ workload: 'call', role: 'reference', kind: 'floor-sharded', key, runtime, repeat: 1, cpuMicrosPerReq: cpu, reqPerSec, p99Ms });
+    // Inline: 60 µs, 10k req/s, p99 16 ms on v20; 40 µs on v24. v20 floor: 0.70× CPU, 1.3× req/s, p99 0.8× (each at its bound).
+    // v24 floor: 0.75× CPU, 1.29× req/s, p99 0.81× (each just past it).
+    const checks = targetChecks(allSummaries(state([...callRuns(39, 100), floor('floor-sharded', 'v20', 42, 13_000, 12.8), floor('floor-sharded-2', 'v24', 30, 12_900, 12.96)])));
+    const floorOf = (name: string, server: string): boolean | null | undefined => checks.find((c) => c.name === name && c.server === server)?.floor?.met;
+    for (const name of ['tools/call: CPU/call vs inline', 'tools/call: req/s vs inline', 'tools/call: p99 vs inline']) {
+      expect(floorOf(name, 'gateway')).toBe(true);
+      expect(floorOf(name, 'gateway-2')).toBe(false);
+    }
+    expect(checks.find((c) => c.name === 'tools/call: CPU/call vs inline' && c.server === 'gateway-2')?.floor?.measured).toBe('0.75×');
+    // Only targets against the inline gateway carry the floor's figure; without floor rows it is not measured.
+    expect(checks.filter((c) => c.floor !== undefined).every((c) => c.name.endsWith('vs inline'))).toBe(true);
+    expect(checks.find((c) => c.name === 'tools/call: CPU/call' && c.server === 'gateway')?.floor).toBeUndefined();
+    const none = targetChecks(allSummaries(state(callRuns(39, 100))));
+    expect(none.find((c) => c.name === 'tools/call: p99 vs inline')?.floor).toEqual({ measured: '–', met: null });
+    expect(targetsText(checks, true)).toContain('| 0.75× (not met) |');
   });
 
   it('divides an auth row by the auth-free gateway named by refKey, and judges its budget only where it ran', () => {
