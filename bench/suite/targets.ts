@@ -133,7 +133,9 @@ const RATIOS_AGAINST: Record<'base' | 'inline' | 'floor' | 'variant', (row: Summ
   variant: (row) => row.variantRatios,
 };
 
-function measuredRatio(t: TargetSpec, row: Summary): { ratio: number; text: string } {
+/** The target's ratio for `row`; NaN and "–" when the row did not run. */
+function measuredRatio(t: TargetSpec, row: Summary | undefined): { ratio: number; text: string } {
+  if (row === undefined) return { ratio: Number.NaN, text: '–' };
   if (typeof t.against === 'object') {
     const v = row[t.metric];
     const ratio = v / t.against.value;
@@ -170,11 +172,10 @@ export function targetChecks(summaries: Summary[]): TargetCheck[] {
     const ran = keys.filter((k) => summaries.some((s) => s.workload === t.workload && s.key === k));
     for (const key of ran.length > 0 ? ran : [keys[0] ?? 'gateway']) {
       const row = summaries.find((s) => s.workload === t.workload && s.key === key);
-      const m = row === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, row);
+      const m = measuredRatio(t, row);
       const check: TargetCheck = { name: t.name, server: row?.server ?? key, requirement: t.requirement, measured: m.text, met: within(t, m.ratio) };
       if (t.against === 'inline') {
-        const floor = row === undefined ? undefined : floorOf(summaries, row);
-        const f = floor === undefined ? { ratio: Number.NaN, text: '–' } : measuredRatio(t, floor);
+        const f = measuredRatio(t, row === undefined ? undefined : floorOf(summaries, row));
         check.floor = { measured: f.text, met: within(t, f.ratio) };
       }
       out.push(check);
